@@ -1,0 +1,68 @@
+"""`spar`: the command-line face of the core. Each command lives in spar_desktop/commands/."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+from typing import Optional, Sequence
+
+from spar_desktop import __version__
+from spar_desktop.core.config import SettingsError
+
+# Command modules, each exposing register(subparsers). Imported lazily by name so `spar --help`
+# and light commands stay fast (heavy libraries load only inside the command that needs them).
+COMMAND_MODULES = [
+    "spar_desktop.commands.index_cmd",
+    "spar_desktop.commands.files_cmd",
+    "spar_desktop.commands.tags_cmd",
+    "spar_desktop.commands.status_cmd",
+]
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as 'spar: error: ...' with a non-zero exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="spar", description="SPAR Desktop command line")
+    parser.add_argument("--version", action="version", version=f"spar {__version__}")
+    parser.add_argument("--data-dir", help="where the index, caches and workspaces live (env SPAR_DATA_DIR)")
+    parser.add_argument("--database-url", help="SQLAlchemy URL of the metadata index (default: SQLite in the data dir)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CommandError as exc:
+        print(f"spar: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except SettingsError as exc:
+        print(f"spar: settings error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("spar: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

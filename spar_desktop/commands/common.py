@@ -1,0 +1,49 @@
+"""Helpers shared by CLI commands: settings from flags, opening the library, stderr progress."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from spar_desktop.core.config import Settings, load_settings
+from spar_desktop.core.progress import Progress
+
+
+def settings_from_args(args: argparse.Namespace) -> Settings:
+    return load_settings(getattr(args, "data_dir", None), database_url=getattr(args, "database_url", None))
+
+
+def open_library(args: argparse.Namespace):
+    """Open (creating if needed) the metadata index named by the global flags."""
+    from spar_desktop.core.library.database import Library
+
+    return Library.open(settings_from_args(args))
+
+
+class StderrProgress:
+    """Progress callback that redraws one status line on stderr, at most ~10 times a second."""
+
+    def __init__(self, label: str, stream=sys.stderr) -> None:
+        self.label = label
+        self.stream = stream
+        self._last = 0.0
+        self._tty = stream.isatty()
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        if now - self._last < 0.1 and (p.total is None or p.done < p.total):
+            return
+        self._last = now
+        count = f"{p.done}/{p.total}" if p.total else f"{p.done}"
+        line = f"{self.label}: {count} {p.message}".rstrip()
+        if self._tty:
+            self.stream.write("\r\x1b[2K" + line[:150])
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def finish(self) -> None:
+        if self._tty:
+            self.stream.write("\n")
+            self.stream.flush()

@@ -1,0 +1,124 @@
+"""Settings: where data lives, which servers to talk to, and pipeline knobs.
+
+Resolution order (later wins): built-in defaults < ``settings.json`` in the data dir <
+environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``OLLAMA_HOST``) <
+explicit command-line flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import urlparse
+
+SETTINGS_FILE = "settings.json"
+DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
+DEFAULT_OLLAMA_MODEL = "llama3.2"
+
+
+class SettingsError(ValueError):
+    """A setting has a value the app cannot use; the message says which and why."""
+
+
+def default_data_dir() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("spar-desktop", "SPAR"))
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=default_data_dir)
+    database_url: Optional[str] = None  # None: SQLite file in data_dir
+    chroma_url: Optional[str] = None  # None: in-process PersistentClient under data_dir
+    ollama_host: str = DEFAULT_OLLAMA_HOST
+    ollama_model: str = DEFAULT_OLLAMA_MODEL
+    embedding_device: str = "auto"  # auto | cpu | cuda
+    chunk_child_tokens: int = 200
+    chunk_parent_tokens: int = 800
+    chunk_overlap_tokens: int = 30
+    workspace_idle_archive_days: int = 30
+
+    @property
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{self.data_dir / 'library.sqlite3'}"
+
+    def validate(self) -> "Settings":
+        """Raise SettingsError with a clear message for the first unusable value."""
+        host = urlparse(self.ollama_host if "://" in self.ollama_host else f"http://{self.ollama_host}")
+        if not host.hostname:
+            raise SettingsError(f"Ollama host '{self.ollama_host}' is not a host or URL")
+        if self.chroma_url and urlparse(self.chroma_url).scheme not in ("http", "https"):
+            raise SettingsError(f"Chroma server URL '{self.chroma_url}' must start with http:// or https://")
+        if self.database_url and "://" not in self.database_url:
+            raise SettingsError(
+                f"Database URL '{self.database_url}' is not an SQLAlchemy URL "
+                "(e.g. postgresql+psycopg://user@host/db)"
+            )
+        if self.embedding_device not in ("auto", "cpu", "cuda"):
+            raise SettingsError(f"Embedding device must be auto, cpu or cuda, not '{self.embedding_device}'")
+        if not 32 <= self.chunk_child_tokens <= 256:
+            raise SettingsError("Child chunk size must be between 32 and 256 tokens (the encoder's limit)")
+        if self.chunk_parent_tokens < self.chunk_child_tokens:
+            raise SettingsError("Parent chunk size must be at least the child chunk size")
+        if not 0 <= self.chunk_overlap_tokens < self.chunk_child_tokens:
+            raise SettingsError("Chunk overlap must be smaller than the child chunk size")
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["data_dir"] = str(self.data_dir)
+        return data
+
+    def save(self) -> Path:
+        """Write settings.json atomically into the data dir (never into user folders)."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        target = self.data_dir / SETTINGS_FILE
+        tmp = target.with_suffix(".tmp")
+        data = self.to_json()
+        data.pop("data_dir")
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        os.replace(tmp, target)
+        return target
+
+
+def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Settings:
+    """Build the effective Settings for a data dir (see module docstring for precedence)."""
+    env = os.environ
+    base_dir = Path(data_dir or env.get("SPAR_DATA_DIR") or default_data_dir()).expanduser()
+    values: dict[str, Any] = {}
+    settings_path = base_dir / SETTINGS_FILE
+    if settings_path.is_file():
+        try:
+            stored = json.loads(settings_path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise SettingsError(f"Cannot read {settings_path}: {exc}") from exc
+        known = {f.name for f in fields(Settings)}
+        values.update({k: v for k, v in stored.items() if k in known and k != "data_dir"})
+    if env.get("SPAR_DATABASE_URL"):
+        values["database_url"] = env["SPAR_DATABASE_URL"]
+    if env.get("SPAR_CHROMA_URL"):
+        values["chroma_url"] = env["SPAR_CHROMA_URL"]
+    if env.get("OLLAMA_HOST"):
+        values["ollama_host"] = normalize_ollama_host(env["OLLAMA_HOST"])
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    settings = replace(Settings(data_dir=base_dir), **values)
+    return settings.validate()
+
+
+def normalize_ollama_host(value: str) -> str:
+    """Accept OLLAMA_HOST the way the ollama tools do: 'host', 'host:port' or a full URL."""
+    value = value.strip()
+    if "://" not in value:
+        value = f"http://{value}"
+    parsed = urlparse(value)
+    port = parsed.port or 11434
+    host = parsed.hostname or "127.0.0.1"
+    if host == "0.0.0.0":
+        host = "127.0.0.1"
+    return f"{parsed.scheme}://{host}:{port}"

@@ -1,0 +1,1 @@
+"""Text extraction per format and chunking, as pure functions over extracted text."""

@@ -1,0 +1,154 @@
+"""SQLAlchemy 2.0 models of the Metadata Index.
+
+Tables follow SPAR's Table 1 (Files, Tags) plus what a desktop app needs: tag_edges (a DAG, a
+tag may have several parents as in MeSH), file_tags (who assigned a tag and how sure), folders
+(roots the user added) and scan_issues (problems that are not a single file's, e.g. an
+unreadable folder).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Optional
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class FileStatus:
+    """Values of File.status. Anything but OK carries a human-readable File.error."""
+
+    OK = "ok"
+    EMPTY = "empty"  # 0 bytes: indexed, nothing to read
+    ERROR = "error"  # unreadable, corrupt, broken link ...
+    ENCRYPTED = "encrypted"  # password-protected document
+    UNSUPPORTED = "unsupported"  # binary or a format we cannot read text from
+    MISSING = "missing"  # was indexed, no longer on disk
+
+    ALL = (OK, EMPTY, ERROR, ENCRYPTED, UNSUPPORTED, MISSING)
+
+
+class TagSource:
+    PATH = "path"
+    DATE = "date"
+    TAXONOMY = "taxonomy"
+    AUTO = "auto"
+    USER = "user"
+    LLM = "llm"
+
+    ALL = (PATH, DATE, TAXONOMY, AUTO, USER, LLM)
+
+
+class Folder(Base):
+    """A root folder the user added. Files under it are scanned and tagged by their sub-path."""
+
+    __tablename__ = "folders"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    path: Mapped[str] = mapped_column(Text, unique=True)
+    ignore_patterns: Mapped[list] = mapped_column(JSON, default=list)
+    watched: Mapped[bool] = mapped_column(Boolean, default=True)
+    added_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    last_scan_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
+    last_scan_complete: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class File(Base):
+    __tablename__ = "files"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # Display-safe absolute path (unique). Names that are not valid UTF-8 keep their real bytes in
+    # raw_path and show \xNN escapes here, so nothing is lost and the database stays valid text.
+    path: Mapped[str] = mapped_column(Text, unique=True)
+    raw_path: Mapped[Optional[bytes]] = mapped_column(LargeBinary, nullable=True)
+    folder_id: Mapped[Optional[int]] = mapped_column(ForeignKey("folders.id", ondelete="SET NULL"), index=True)
+    rel_path: Mapped[str] = mapped_column(Text)  # relative to its root folder, '/'-separated
+    name: Mapped[str] = mapped_column(Text)
+    size: Mapped[int] = mapped_column(BigInteger, default=0)
+    mtime_ns: Mapped[int] = mapped_column(BigInteger, default=0)
+    content_hash: Mapped[Optional[str]] = mapped_column(String(80), nullable=True, index=True)
+    # Bumped whenever the content hash changes, so caches keyed on older content invalidate.
+    content_version: Mapped[int] = mapped_column(Integer, default=1)
+    format: Mapped[str] = mapped_column(String(32), index=True)
+    title: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    author: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    created_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
+    modified_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True, index=True)
+    page_count: Mapped[Optional[int]] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(16), default=FileStatus.OK, index=True)
+    error: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    extra: Mapped[Optional[dict]] = mapped_column(JSON, nullable=True)  # other metadata fields
+    first_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    changed_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
+
+    @property
+    def document_date(self) -> Optional[datetime]:
+        """The date a user means by 'from May 2019': authored date when known, else modified."""
+        return self.created_at or self.modified_at
+
+
+class Tag(Base):
+    __tablename__ = "tags"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # Unique key: folder tags use their relative path ('comp/sys/mac'); other sources use a prefix
+    # ('date:2019-05', 'tax:Neoplasms') so a folder and a taxonomy term of the same name coexist.
+    key: Mapped[str] = mapped_column(Text, unique=True)
+    value: Mapped[str] = mapped_column(Text, index=True)  # display label
+    description: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    source: Mapped[str] = mapped_column(String(16), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TagEdge(Base):
+    __tablename__ = "tag_edges"
+    __table_args__ = (UniqueConstraint("parent_id", "child_id"), Index("ix_tag_edges_child", "child_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    parent_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
+    child_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
+
+
+class FileTag(Base):
+    __tablename__ = "file_tags"
+    __table_args__ = (UniqueConstraint("file_id", "tag_id"), Index("ix_file_tags_tag", "tag_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    file_id: Mapped[int] = mapped_column(ForeignKey("files.id", ondelete="CASCADE"))
+    tag_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
+    source: Mapped[str] = mapped_column(String(16))
+    score: Mapped[float] = mapped_column(Float, default=1.0)
+    confirmed: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ScanIssue(Base):
+    """A problem found while scanning that is not one file's: unreadable folder, skipped link."""
+
+    __tablename__ = "scan_issues"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    folder_id: Mapped[Optional[int]] = mapped_column(ForeignKey("folders.id", ondelete="CASCADE"), index=True)
+    path: Mapped[str] = mapped_column(Text)
+    message: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
