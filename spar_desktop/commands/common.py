@@ -24,11 +24,11 @@ def open_library(args: argparse.Namespace):
 class StderrProgress:
     """Progress callback that redraws one status line on stderr, at most ~10 times a second."""
 
-    def __init__(self, label: str, stream=sys.stderr) -> None:
+    def __init__(self, label: str, stream=None) -> None:
         self.label = label
-        self.stream = stream
+        self.stream = stream or sys.stderr
         self._last = 0.0
-        self._tty = stream.isatty()
+        self._tty = self.stream.isatty()
 
     def __call__(self, p: Progress) -> None:
         now = time.monotonic()

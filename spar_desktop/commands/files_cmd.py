@@ -1,0 +1,71 @@
+"""`spar files`: list indexed files filtered by tags, dates, formats, path glob, status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from datetime import date
+
+from spar_desktop.commands.common import open_library
+
+
+def parse_day(text: str, end: bool = False) -> date:
+    """YYYY, YYYY-MM or YYYY-MM-DD; with end=True a partial date means its last day."""
+    import calendar
+
+    parts = text.strip().split("-")
+    try:
+        nums = [int(p) for p in parts]
+        if len(nums) == 1:
+            return date(nums[0], 12, 31) if end else date(nums[0], 1, 1)
+        if len(nums) == 2:
+            last = calendar.monthrange(nums[0], nums[1])[1]
+            return date(nums[0], nums[1], last if end else 1)
+        if len(nums) == 3:
+            return date(*nums)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("files", help="list indexed files matching filters")
+    p.add_argument("--tag", action="append", default=[], metavar="TAG",
+                   help="files under this tag or its descendants; repeat to require several; 'a|b' for either")
+    p.add_argument("--since", type=parse_day, help="document date on or after (YYYY[-MM[-DD]])")
+    p.add_argument("--until", type=lambda t: parse_day(t, end=True), help="document date on or before")
+    p.add_argument("--format", action="append", default=[], help="pdf, docx, md, txt, html, csv, json ...")
+    p.add_argument("--path", dest="path_glob", help="glob on the path relative to its root (or the file name)")
+    p.add_argument("--status", action="append", default=[], help="ok, empty, error, encrypted, unsupported, missing")
+    p.add_argument("--author", help="author contains this text")
+    p.add_argument("--limit", type=int, help="at most this many rows")
+    p.add_argument("--count", action="store_true", help="print only the number of matching files")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.library.queries import FilterError, count_files, filter_from_text, find_files
+
+    library = open_library(args)
+    with library.session() as s:
+        try:
+            flt = filter_from_text(s, args.tag, args.since, args.until, args.format, args.path_glob,
+                                   args.status, args.author)
+        except FilterError as exc:
+            raise CommandError(str(exc)) from exc
+        if args.count:
+            print(count_files(s, flt))
+            return 0
+        rows = find_files(s, flt, limit=args.limit, with_tags=args.json)
+    if args.json:
+        print(json.dumps([r.to_json() for r in rows], indent=1, ensure_ascii=False))
+        return 0
+    for r in rows:
+        when = (r.created_at or r.modified_at)
+        status = "" if r.status == "ok" else f"  [{r.status}: {r.error}]"
+        print(f"{when:%Y-%m-%d}  {r.format:<5} {r.path}{status}" if when else f"{'':10}  {r.format:<5} {r.path}{status}")
+    print(f"{len(rows)} files", file=sys.stderr)
+    return 0

@@ -1,0 +1,61 @@
+"""`spar index PATH...`: add folders to the index and scan them (incrementally)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+
+from spar_desktop.commands.common import StderrProgress, open_library
+from spar_desktop.core.progress import CancelToken
+
+MAX_PROBLEM_LINES = 50
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("index", help="add folders to the index and scan them (re-scans only what changed)")
+    p.add_argument("paths", nargs="*", help="folders to add/scan (default: re-scan every added folder)")
+    p.add_argument("--ignore", action="append", default=[], metavar="GLOB",
+                   help="extra ignore pattern (name glob, or a path glob with '/'); repeatable")
+    p.add_argument("--quiet", action="store_true", help="no progress line")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.library.scanner import Scanner
+
+    library = open_library(args)
+    scanner = Scanner(library)
+    cancel = CancelToken()
+    # Ctrl-C stops between batches: what was committed stays, a re-run resumes.
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    progress = StderrProgress("scanning") if not args.quiet else (lambda p: None)
+    try:
+        if args.paths:
+            reports = scanner.scan(args.paths, args.ignore, progress, cancel)
+        else:
+            reports = scanner.rescan_all(progress, cancel)
+            if not reports:
+                raise CommandError("no folders added yet: spar index FOLDER")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if isinstance(progress, StderrProgress):
+            progress.finish()
+    failed = False
+    for r in reports:
+        print(f"{r.root}: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
+              f"{r.missing} missing, {len(r.problems)} problems ({r.seconds:.1f}s)"
+              + (" — CANCELLED, run again to resume" if r.cancelled else ""))
+        if r.note:
+            print(f"  note: {r.note}")
+        for path, message in r.problems[:MAX_PROBLEM_LINES]:
+            print(f"  ! {path}: {message}")
+        if len(r.problems) > MAX_PROBLEM_LINES:
+            print(f"  ... and {len(r.problems) - MAX_PROBLEM_LINES} more (spar files --status error)")
+        if r.seen == 0 and r.problems and not r.missing:
+            failed = True
+    sys.stdout.flush()
+    if cancel.cancelled:
+        return 130
+    return 1 if failed else 0

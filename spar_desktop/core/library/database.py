@@ -1,0 +1,80 @@
+"""Opening the Metadata Index: engine, sessions, SQLite tuning (WAL, batched commits)."""
+
+from __future__ import annotations
+
+import logging
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.library.models import Base
+
+log = logging.getLogger(__name__)
+
+
+def _tune_sqlite(dbapi_conn, _record) -> None:
+    # WAL lets the UI read while a scan writes; NORMAL sync is safe with WAL and much faster.
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA temp_store=MEMORY")
+    cur.close()
+
+
+def make_engine(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        if url.startswith("sqlite:///") and url != "sqlite:///:memory:":
+            Path(url.removeprefix("sqlite:///")).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _tune_sqlite)
+    else:
+        engine = create_engine(url, pool_pre_ping=True)
+    return engine
+
+
+class Library:
+    """A handle on one metadata index: the engine plus a session factory.
+
+    Thread-safe to share: every operation opens its own short session.
+    """
+
+    def __init__(self, engine: Engine, settings: Settings | None = None) -> None:
+        self.engine = engine
+        self.settings = settings
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        Base.metadata.create_all(engine)
+
+    @classmethod
+    def open(cls, settings: Settings) -> "Library":
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return cls(make_engine(settings.resolved_database_url), settings)
+
+    @classmethod
+    def open_url(cls, url: str) -> "Library":
+        return cls(make_engine(url))
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session that commits on success and rolls back on error."""
+        session = self._sessions()
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def close(self) -> None:
+        self.engine.dispose()

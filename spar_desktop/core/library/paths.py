@@ -1,0 +1,63 @@
+"""Paths as the index stores them: absolute, display-safe text, with the real bytes kept when a
+name is not valid UTF-8 (legacy shares are full of cp1252/latin-1 names)."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from typing import Iterable, Optional
+
+DEFAULT_IGNORE_PATTERNS: tuple[str, ...] = (
+    ".git", ".svn", ".hg", "node_modules", "__pycache__", ".venv", ".DS_Store", "Thumbs.db",
+    "desktop.ini", "~$*", ".~lock.*", "*.tmp", "*.temp", "*.swp", "*.part", "*.crdownload", "*~",
+    ".Trash*", "$RECYCLE.BIN", "System Volume Information",
+)
+
+
+def display_path(path: str) -> str:
+    """Text safe to store and show: undecodable bytes (surrogate escapes) become \\xNN."""
+    try:
+        path.encode("utf-8")
+        return path
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def raw_path_bytes(path: str) -> Optional[bytes]:
+    """The OS bytes of ``path`` when its display form differs (else None: the text is exact)."""
+    return os.fsencode(path) if display_path(path) != path else None
+
+
+def os_path(path: str, raw_path: Optional[bytes]) -> str:
+    """The path to hand to the OS for a stored file row."""
+    return os.fsdecode(raw_path) if raw_path else path
+
+
+def normalize_root(path: str) -> str:
+    return os.path.realpath(os.path.expanduser(path))
+
+
+def is_within(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+class IgnoreMatcher:
+    """Glob patterns matched against a name, or against the relative path when they hold '/'."""
+
+    def __init__(self, patterns: Iterable[str]) -> None:
+        pats = [p.strip() for p in patterns if p and p.strip()]
+        self.name_patterns = [p for p in pats if "/" not in p]
+        self.path_patterns = [p.strip("/") for p in pats if "/" in p]
+        self._exact = {p for p in self.name_patterns if not any(c in p for c in "*?[")}
+        globs = [p for p in self.name_patterns if p not in self._exact]
+        # One compiled alternation instead of a fnmatch call per pattern: this runs per entry.
+        self._glob_re = re.compile("|".join(fnmatch.translate(p) for p in globs)) if globs else None
+        self._path_re = re.compile("|".join(fnmatch.translate(p) for p in self.path_patterns)) if self.path_patterns else None
+
+    def ignored(self, name: str, rel_path: str) -> bool:
+        if name in self._exact:
+            return True
+        if self._glob_re is not None and self._glob_re.match(name):
+            return True
+        return self._path_re is not None and self._path_re.match(rel_path) is not None

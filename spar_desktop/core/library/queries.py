@@ -1,0 +1,171 @@
+"""Finding files in the index: tag groups (DAG-expanded), dates, formats, path globs, status."""
+
+from __future__ import annotations
+
+import fnmatch
+from dataclasses import dataclass, field
+from datetime import date, datetime, time
+from typing import Optional, Sequence
+
+from sqlalchemy import Select, and_, func, select
+from sqlalchemy.orm import Session
+
+from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
+from spar_desktop.core.library.tags import descendant_ids, resolve_tag_group
+
+
+class FilterError(ValueError):
+    """A filter names something the index does not have (e.g. an unknown tag)."""
+
+
+@dataclass(frozen=True)
+class FileFilter:
+    """Each entry of ``tag_groups`` is a set of tag ids: a file needs ≥1 tag (or a descendant)
+    of every group. Dates compare with the document date (authored date when known, else
+    modified). ``until`` is inclusive."""
+
+    tag_groups: tuple[frozenset[int], ...] = ()
+    since: Optional[date] = None
+    until: Optional[date] = None
+    formats: tuple[str, ...] = ()
+    path_glob: Optional[str] = None
+    statuses: tuple[str, ...] = ()
+    include_missing: bool = False
+    author: Optional[str] = None
+    folder_ids: tuple[int, ...] = ()
+    file_ids: Optional[frozenset[int]] = None
+
+
+@dataclass
+class FileRow:
+    id: int
+    path: str
+    rel_path: str
+    name: str
+    format: str
+    size: int
+    modified_at: Optional[datetime]
+    created_at: Optional[datetime]
+    title: Optional[str]
+    author: Optional[str]
+    page_count: Optional[int]
+    status: str
+    error: Optional[str]
+    content_hash: Optional[str]
+    tags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = dict(self.__dict__)
+        for k in ("modified_at", "created_at"):
+            d[k] = d[k].isoformat() if d[k] else None
+        return d
+
+
+def document_date_expr():
+    return func.coalesce(File.created_at, File.modified_at)
+
+
+def build_query(session: Session, flt: FileFilter) -> Select:
+    q = select(File)
+    conds = []
+    for group in flt.tag_groups:
+        expanded = descendant_ids(session, group)
+        conds.append(File.id.in_(select(FileTag.file_id).where(FileTag.tag_id.in_(expanded))))
+    doc_date = document_date_expr()
+    if flt.since:
+        conds.append(doc_date >= datetime.combine(flt.since, time.min))
+    if flt.until:
+        conds.append(doc_date <= datetime.combine(flt.until, time.max))
+    if flt.formats:
+        conds.append(File.format.in_([f.lower().lstrip(".") for f in flt.formats]))
+    if flt.statuses:
+        conds.append(File.status.in_(flt.statuses))
+    elif not flt.include_missing:
+        conds.append(File.status != FileStatus.MISSING)
+    if flt.author:
+        conds.append(func.lower(File.author).contains(flt.author.lower()))
+    if flt.folder_ids:
+        conds.append(File.folder_id.in_(flt.folder_ids))
+    if flt.file_ids is not None:
+        conds.append(File.id.in_(list(flt.file_ids)))
+    if conds:
+        q = q.where(and_(*conds))
+    return q.order_by(File.path)
+
+
+def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, with_tags: bool = False) -> list[FileRow]:
+    rows: list[FileRow] = []
+    matcher = _glob_matcher(flt.path_glob)
+    for f in session.scalars(build_query(session, flt)).yield_per(2000):
+        if matcher and not matcher(f):
+            continue
+        rows.append(FileRow(f.id, f.path, f.rel_path, f.name, f.format, f.size, f.modified_at, f.created_at,
+                            f.title, f.author, f.page_count, f.status, f.error, f.content_hash))
+        if limit is not None and len(rows) >= limit:
+            break
+    if with_tags and rows:
+        by_id = {r.id: r for r in rows}
+        ids = list(by_id)
+        for i in range(0, len(ids), 900):
+            q = select(FileTag.file_id, Tag.key).join(Tag, Tag.id == FileTag.tag_id).where(FileTag.file_id.in_(ids[i:i + 900]))
+            for fid, key in session.execute(q):
+                by_id[fid].tags.append(key)
+        for r in rows:
+            r.tags.sort()
+    return rows
+
+
+def count_files(session: Session, flt: FileFilter) -> int:
+    if flt.path_glob:
+        return len(find_files(session, flt))
+    sub = build_query(session, flt).order_by(None).with_only_columns(File.id).subquery()
+    return session.scalar(select(func.count()).select_from(sub)) or 0
+
+
+def _glob_matcher(glob: Optional[str]):
+    """A glob with '/' matches the path relative to its root or the absolute path; without, the name."""
+    if not glob:
+        return None
+    if "/" in glob:
+        return lambda f: fnmatch.fnmatch(f.rel_path, glob) or fnmatch.fnmatch(f.path, glob)
+    return lambda f: fnmatch.fnmatch(f.name, glob)
+
+
+def filter_from_text(session: Session, tags: Sequence[str] = (), since: Optional[date] = None,
+                     until: Optional[date] = None, formats: Sequence[str] = (), path_glob: Optional[str] = None,
+                     statuses: Sequence[str] = (), author: Optional[str] = None) -> FileFilter:
+    """Build a FileFilter from what a user typed; unknown tags raise FilterError naming them."""
+    groups = []
+    for expr in tags:
+        ids, unknown = resolve_tag_group(session, expr)
+        if unknown:
+            raise FilterError(f"unknown tag: {', '.join(unknown)} (see `spar tags`)")
+        groups.append(frozenset(ids))
+    bad = [s for s in statuses if s not in FileStatus.ALL]
+    if bad:
+        raise FilterError(f"unknown status {', '.join(bad)}; use one of {', '.join(FileStatus.ALL)}")
+    if since and until and since > until:
+        raise FilterError(f"--since {since} is after --until {until}: no file can match")
+    return FileFilter(tuple(groups), since, until, tuple(formats), path_glob, tuple(statuses), bool(statuses), author)
+
+
+def library_stats(session: Session) -> dict:
+    by_status = dict(session.execute(select(File.status, func.count()).group_by(File.status)).all())
+    by_format = dict(session.execute(select(File.format, func.count()).group_by(File.format)).all())
+    roots = [
+        {"path": f.path, "last_scan_at": f.last_scan_at.isoformat() if f.last_scan_at else None,
+         "complete": f.last_scan_complete}
+        for f in session.scalars(select(Folder).order_by(Folder.path))
+    ]
+    return {
+        "files": sum(by_status.values()),
+        "by_status": by_status,
+        "by_format": by_format,
+        "tags": session.scalar(select(func.count(Tag.id))) or 0,
+        "roots": roots,
+        "total_bytes": session.scalar(select(func.coalesce(func.sum(File.size), 0)).where(File.status != FileStatus.MISSING)),
+    }
+
+
+__all__ = ["FileFilter", "FileRow", "FilterError", "build_query", "find_files", "count_files", "filter_from_text",
+           "library_stats"]

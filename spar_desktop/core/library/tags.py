@@ -1,0 +1,203 @@
+"""The tag DAG: creating tags and edges (refusing cycles), resolving what a user typed to tags,
+expanding a selection to its descendants, and tagging files by hand.
+
+Tag keys: folder tags use the folder's path relative to its root ('comp/sys/mac'); date tags
+'date:2019', 'date:2019-Q2', 'date:2019-05'; other sources '<source>:<name>'.
+"""
+
+from __future__ import annotations
+
+import calendar
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable, Optional
+
+from sqlalchemy import delete, func, select
+from sqlalchemy.orm import Session
+
+from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge, TagSource
+
+
+class TagError(ValueError):
+    """A tag operation that cannot be done (unknown tag, would make a cycle...)."""
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    id: int
+    key: str
+    value: str
+    source: str
+    description: Optional[str]
+    parent_ids: tuple[int, ...]
+    child_ids: tuple[int, ...]
+    file_count: int  # files tagged with this tag or any descendant
+
+
+def date_tag_specs(when: datetime) -> list[tuple[str, str]]:
+    """(key, label) from year down to month for a document date."""
+    q = (when.month - 1) // 3 + 1
+    return [
+        (f"date:{when.year}", str(when.year)),
+        (f"date:{when.year}-Q{q}", f"Q{q} {when.year}"),
+        (f"date:{when.year}-{when.month:02d}", f"{calendar.month_name[when.month]} {when.year}"),
+    ]
+
+
+def path_tag_specs(rel_dir: str) -> list[tuple[str, str]]:
+    """(key, label) for every folder level of a '/'-separated relative folder path."""
+    parts = [p for p in rel_dir.split("/") if p]
+    return [("/".join(parts[: i + 1]), parts[i]) for i in range(len(parts))]
+
+
+class TagCache:
+    """In-memory key→id map plus known edges, so a scan creates each tag/edge once per batch."""
+
+    def __init__(self, session: Session) -> None:
+        self.ids: dict[str, int] = dict(session.execute(select(Tag.key, Tag.id)).all())
+        self.edges: set[tuple[int, int]] = set(session.execute(select(TagEdge.parent_id, TagEdge.child_id)).all())
+
+    def ensure_chain(self, session: Session, specs: list[tuple[str, str]], source: str) -> int:
+        """Create the tags of a parent→child chain if needed; return the deepest tag's id."""
+        parent_id: Optional[int] = None
+        for key, label in specs:
+            tag_id = self.ids.get(key)
+            if tag_id is None:
+                tag = Tag(key=key, value=label, source=source)
+                session.add(tag)
+                session.flush()
+                tag_id = self.ids[key] = tag.id
+            if parent_id is not None and (parent_id, tag_id) not in self.edges:
+                session.add(TagEdge(parent_id=parent_id, child_id=tag_id))
+                self.edges.add((parent_id, tag_id))
+            parent_id = tag_id
+        assert parent_id is not None
+        return parent_id
+
+
+def descendant_ids(session: Session, tag_ids: Iterable[int]) -> set[int]:
+    """The given tags and all their descendants (recursive CTE; works on SQLite and PostgreSQL)."""
+    ids = list(set(tag_ids))
+    if not ids:
+        return set()
+    base = select(Tag.id.label("id")).where(Tag.id.in_(ids))
+    tree = base.cte("tree", recursive=True)
+    tree = tree.union(select(TagEdge.child_id).join(tree, TagEdge.parent_id == tree.c.id))
+    return set(session.scalars(select(tree.c.id)).all())
+
+
+def ancestor_ids(session: Session, tag_ids: Iterable[int]) -> set[int]:
+    ids = list(set(tag_ids))
+    if not ids:
+        return set()
+    up = select(Tag.id.label("id")).where(Tag.id.in_(ids)).cte("up", recursive=True)
+    up = up.union(select(TagEdge.parent_id).join(up, TagEdge.child_id == up.c.id))
+    return set(session.scalars(select(up.c.id)).all())
+
+
+def add_edge(session: Session, parent_id: int, child_id: int) -> bool:
+    """Add parent→child unless it exists; refuse (TagError) if it would close a cycle."""
+    if parent_id == child_id or parent_id in descendant_ids(session, [child_id]):
+        raise TagError("would create a cycle")
+    exists = session.scalar(select(TagEdge.id).where(TagEdge.parent_id == parent_id, TagEdge.child_id == child_id))
+    if exists:
+        return False
+    session.add(TagEdge(parent_id=parent_id, child_id=child_id))
+    session.flush()
+    return True
+
+
+def resolve_tags(session: Session, text: str) -> list[Tag]:
+    """Tags a user means by ``text``: the exact key, else every tag whose label matches
+    (case-insensitive), else keys ending with '/text' (a folder name typed without its parents)."""
+    text = text.strip().strip("/")
+    if not text:
+        return []
+    tag = session.scalar(select(Tag).where(Tag.key == text))
+    if tag is not None:
+        return [tag]
+    low = text.lower()
+    found = list(session.scalars(select(Tag).where(func.lower(Tag.key) == low)))
+    if found:
+        return found
+    found = list(session.scalars(select(Tag).where(func.lower(Tag.value) == low)))
+    if found:
+        return found
+    return list(session.scalars(select(Tag).where(func.lower(Tag.key).like(f"%/{low}"))))
+
+
+def resolve_tag_group(session: Session, expr: str) -> tuple[set[int], list[str]]:
+    """A group 'a|b|c' → ids of a, b, c (not yet expanded) and the names that matched nothing."""
+    ids: set[int] = set()
+    unknown: list[str] = []
+    for part in expr.split("|"):
+        tags = resolve_tags(session, part)
+        if not tags:
+            unknown.append(part.strip())
+        ids.update(t.id for t in tags)
+    return ids, unknown
+
+
+def tag_files(session: Session, file_ids: Iterable[int], tag_id: int, source: str = TagSource.USER,
+              score: float = 1.0, confirmed: bool = True) -> int:
+    """Attach a tag to files (idempotent); returns how many new assignments were made."""
+    file_ids = list(set(file_ids))
+    have = set(session.scalars(select(FileTag.file_id).where(FileTag.tag_id == tag_id, FileTag.file_id.in_(file_ids))))
+    new = [fid for fid in file_ids if fid not in have]
+    session.add_all(FileTag(file_id=fid, tag_id=tag_id, source=source, score=score, confirmed=confirmed) for fid in new)
+    session.flush()
+    return len(new)
+
+
+def untag_files(session: Session, file_ids: Iterable[int], tag_id: int) -> int:
+    result = session.execute(delete(FileTag).where(FileTag.tag_id == tag_id, FileTag.file_id.in_(list(file_ids))))
+    return result.rowcount or 0
+
+
+def create_tag(session: Session, key: str, value: str, source: str, description: Optional[str] = None) -> Tag:
+    tag = session.scalar(select(Tag).where(Tag.key == key))
+    if tag is None:
+        tag = Tag(key=key, value=value, source=source, description=description)
+        session.add(tag)
+        session.flush()
+    elif description and not tag.description:
+        tag.description = description
+    return tag
+
+
+def tag_infos(session: Session) -> dict[int, TagInfo]:
+    """Every tag with its parents, children and the number of files under it (DAG-expanded)."""
+    parents: dict[int, list[int]] = defaultdict(list)
+    children: dict[int, list[int]] = defaultdict(list)
+    for p, c in session.execute(select(TagEdge.parent_id, TagEdge.child_id)):
+        parents[c].append(p)
+        children[p].append(c)
+    direct: dict[int, set[int]] = defaultdict(set)
+    for tag_id, file_id in session.execute(select(FileTag.tag_id, FileTag.file_id)):
+        direct[tag_id].add(file_id)
+    tags = list(session.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)))
+    under: dict[int, set[int]] = {}
+
+    def files_under(tag_id: int, stack: frozenset = frozenset()) -> set[int]:
+        if tag_id in under:
+            return under[tag_id]
+        acc = set(direct.get(tag_id, ()))
+        for child in children.get(tag_id, ()):
+            if child not in stack:  # defensive: the DAG refuses cycles, but never loop forever
+                acc |= files_under(child, stack | {tag_id})
+        under[tag_id] = acc
+        return acc
+
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
+    return {
+        t.id: TagInfo(t.id, t.key, t.value, t.source, t.description, tuple(parents.get(t.id, ())),
+                      tuple(sorted(children.get(t.id, ()))), len(files_under(t.id)))
+        for t in tags
+    }
+
+
+def root_tag_ids(infos: dict[int, TagInfo]) -> list[int]:
+    return sorted((i for i, t in infos.items() if not t.parent_ids), key=lambda i: (infos[i].source, infos[i].key))
+

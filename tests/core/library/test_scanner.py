@@ -1,0 +1,182 @@
+"""Scanning real folder trees: metadata, tags, incremental re-scans, resume, ignore patterns."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pymupdf
+import pytest
+from sqlalchemy import func, select
+
+from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
+from spar_desktop.core.library.queries import FileFilter, find_files
+from spar_desktop.core.library.scanner import Scanner
+from spar_desktop.core.progress import CancelToken
+
+
+def make_pdf(path: Path, pages: int = 3, title: str = "Quarterly Report", author: str = "Ada Lovelace") -> None:
+    doc = pymupdf.open()
+    for i in range(pages):
+        doc.new_page().insert_text((72, 72), f"Page {i + 1} of the report")
+    doc.set_metadata({"title": title, "author": author, "creationDate": "D:20190525120000"})
+    doc.save(path)
+    doc.close()
+
+
+def make_docx(path: Path) -> None:
+    import docx
+
+    d = docx.Document()
+    d.add_paragraph("Meeting minutes")
+    d.core_properties.title = "Board minutes"
+    d.core_properties.author = "Grace Hopper"
+    d.core_properties.created = datetime(2021, 3, 4, 10, 0, 0)
+    d.save(path)
+
+
+def snapshot(root: Path) -> dict[str, tuple[str, int]]:
+    """Every file's content hash and mtime: proves a scan changed nothing in the user's folder."""
+    out = {}
+    for dirpath, _, names in os.walk(root):
+        for n in names:
+            p = os.path.join(dirpath, n)
+            if os.path.islink(p):
+                out[p] = (os.readlink(p), 0)
+                continue
+            try:
+                st = os.stat(p)
+                with open(p, "rb") as fh:
+                    out[p] = (hashlib.sha1(fh.read(1 << 20)).hexdigest(), st.st_mtime_ns)
+            except OSError as exc:
+                out[p] = (type(exc).__name__, 0)
+    return out
+
+
+def all_files(library) -> dict[str, File]:
+    with library.session() as s:
+        return {f.rel_path: f for f in s.scalars(select(File))}
+
+
+def test_first_scan_records_metadata_formats_and_tags(library, scanner, share):
+    (share / "Finance" / "2019").mkdir(parents=True)
+    make_pdf(share / "Finance" / "2019" / "q2.pdf")
+    make_docx(share / "Finance" / "minutes.docx")
+    (share / "notes.md").write_text("# Notes\nhello", encoding="utf-8")
+    (share / "data.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+
+    [report] = scanner.scan([str(share)])
+
+    assert (report.new, report.changed, report.missing, report.problems) == (4, 0, 0, [])
+    files = all_files(library)
+    pdf = files["Finance/2019/q2.pdf"]
+    assert (pdf.format, pdf.title, pdf.author, pdf.page_count) == ("pdf", "Quarterly Report", "Ada Lovelace", 3)
+    assert pdf.created_at == datetime(2019, 5, 25, 12, 0, 0)
+    assert pdf.content_hash and pdf.status == FileStatus.OK
+    docx_row = files["Finance/minutes.docx"]
+    assert (docx_row.format, docx_row.title, docx_row.author) == ("docx", "Board minutes", "Grace Hopper")
+    assert files["notes.md"].format == "md" and files["data.csv"].format == "csv"
+    with library.session() as s:
+        keys = set(s.scalars(select(Tag.key)))
+        pdf_tags = set(s.scalars(select(Tag.key).join(FileTag, FileTag.tag_id == Tag.id).where(FileTag.file_id == pdf.id)))
+    assert {"Finance", "Finance/2019", "date:2019", "date:2019-Q2", "date:2019-05"} <= keys
+    assert pdf_tags == {"Finance/2019", "date:2019-05"}
+    # Selecting the parent folder tag includes files of its sub-folders (DAG expansion).
+    with library.session() as s:
+        fin = s.scalar(select(Tag.id).where(Tag.key == "Finance"))
+        names = {r.rel_path for r in find_files(s, FileFilter(tag_groups=(frozenset({fin}),)))}
+    assert names == {"Finance/2019/q2.pdf", "Finance/minutes.docx"}
+
+
+def test_rescan_is_incremental_changed_missing_and_restored(library, scanner, share):
+    for i in range(120):
+        (share / f"f{i:03d}.txt").write_text(f"file {i}", encoding="utf-8")
+    scanner.scan([str(share)])
+    before = all_files(library)
+
+    [again] = scanner.scan([str(share)])
+    assert (again.new, again.changed, again.unchanged, again.missing) == (0, 0, 120, 0)
+
+    changed = share / "f001.txt"
+    changed.write_text("file 1, edited and longer", encoding="utf-8")
+    (share / "f002.txt").unlink()
+    [third] = scanner.scan([str(share)])
+    assert (third.new, third.changed, third.missing) == (0, 1, 1)
+    after = all_files(library)
+    assert after["f001.txt"].content_hash != before["f001.txt"].content_hash
+    assert after["f001.txt"].content_version == before["f001.txt"].content_version + 1
+    assert after["f001.txt"].changed_at is not None
+    assert after["f002.txt"].status == FileStatus.MISSING  # kept, not silently dropped
+
+    (share / "f002.txt").write_text("file 2", encoding="utf-8")
+    [fourth] = scanner.scan([str(share)])
+    assert fourth.restored == 1
+    assert all_files(library)["f002.txt"].status == FileStatus.OK
+
+
+def test_cancelled_scan_resumes_without_duplicates(library, share):
+    for i in range(300):
+        (share / f"d{i % 7}").mkdir(exist_ok=True)
+        (share / f"d{i % 7}" / f"{i}.txt").write_text(str(i), encoding="utf-8")
+    cancel = CancelToken()
+    seen = []
+
+    def progress(p):
+        seen.append(p.done)
+        if p.done >= 100:
+            cancel.cancel()
+
+    [partial] = Scanner(library, batch_size=50).scan([str(share)], progress=progress, cancel=cancel)
+    assert partial.cancelled and 0 < partial.new < 300
+    with library.session() as s:
+        assert s.scalar(select(Folder.last_scan_complete)) is False
+    [rest] = Scanner(library, batch_size=50).scan([str(share)])
+    assert rest.new + partial.new == 300 and rest.unchanged == partial.new and rest.missing == 0
+    with library.session() as s:
+        assert s.scalar(select(func.count(File.id))) == 300
+        assert s.scalar(select(Folder.last_scan_complete)) is True
+
+
+def test_ignore_patterns_default_and_user(library, scanner, share):
+    (share / ".git").mkdir()
+    (share / ".git" / "HEAD").write_text("ref", encoding="utf-8")
+    (share / "node_modules" / "x").mkdir(parents=True)
+    (share / "node_modules" / "x" / "index.js").write_text("1", encoding="utf-8")
+    (share / "~$report.docx").write_bytes(b"lock")
+    (share / "draft.tmp").write_text("tmp", encoding="utf-8")
+    (share / "keep.txt").write_text("keep", encoding="utf-8")
+    (share / "private").mkdir()
+    (share / "private" / "salaries.csv").write_text("a,b", encoding="utf-8")
+    scanner.scan([str(share)], ignore_patterns=["private/*"])
+    assert set(all_files(library)) == {"keep.txt"}
+
+
+def test_folder_given_twice_or_nested(library, scanner, share):
+    (share / "a" / "b").mkdir(parents=True)
+    (share / "a" / "b" / "x.txt").write_text("x", encoding="utf-8")
+    (share / "top.txt").write_text("t", encoding="utf-8")
+    scanner.scan([str(share / "a"), str(share / "a")])
+    [outer] = scanner.scan([str(share)])
+    assert outer.note and "absorbed" in outer.note
+    [inner] = scanner.scan([str(share / "a" / "b")])
+    assert inner.note and "inside" in inner.note
+    files = all_files(library)
+    assert set(files) == {"a/b/x.txt", "top.txt"}  # one row per file, paths relative to the outer root
+    with library.session() as s:
+        assert [f.path for f in s.scalars(select(Folder))] == [str(share.resolve())]
+        keys = set(s.scalars(select(Tag.key).join(FileTag, FileTag.tag_id == Tag.id).where(FileTag.file_id == files["a/b/x.txt"].id)))
+    assert "a/b" in keys
+
+
+def test_scan_never_indexes_the_data_dir(tmp_path):
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library.database import Library
+
+    home = tmp_path / "home"
+    (home / "docs").mkdir(parents=True)
+    (home / "docs" / "a.txt").write_text("a", encoding="utf-8")
+    lib = Library.open(load_settings(home / ".spar"))
+    Scanner(lib).scan([str(home)])
+    assert {f for f in all_files(lib)} == {"docs/a.txt"}

@@ -1,0 +1,1 @@
+"""Helpers shared by tests and benchmarks (test data builders; no assertions here)."""
