@@ -1,0 +1,59 @@
+"""The same metadata index on a real PostgreSQL server (the team set-up), started on loopback."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from sqlalchemy import select
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import File, FileStatus
+from spar_desktop.core.library.queries import FileFilter, find_files
+from spar_desktop.core.library.scanner import Scanner
+from spar_desktop.core.library.tags import resolve_tags
+from spar_desktop.core.library.taxonomy import import_taxonomy
+from tests.support.servers import postgres_server
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    try:
+        with postgres_server() as url:
+            yield url
+    except RuntimeError as exc:
+        if os.environ.get("CI"):
+            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
+        pytest.skip(str(exc))
+
+
+def test_scan_tags_and_queries_on_postgres(pg_url, tmp_path):
+    share = tmp_path / "share"
+    (share / "Finance" / "2019").mkdir(parents=True)
+    for i in range(30):
+        (share / "Finance" / "2019" / f"r{i}.txt").write_text(f"report {i}", encoding="utf-8")
+    (share / "empty.md").write_bytes(b"")
+    raw_name = os.path.join(os.fsencode(str(share)), b"caf\xe9.txt")
+    with open(raw_name, "wb") as fh:
+        fh.write(b"latin-1 name")
+    tax = tmp_path / "t.json"
+    tax.write_text(json.dumps([{"name": "Money", "children": [{"name": "Budget"}]}]), encoding="utf-8")
+
+    lib = Library.open_url(pg_url)
+    try:
+        [report] = Scanner(lib, batch_size=7).scan([str(share)])
+        assert report.new == 32
+        [again] = Scanner(lib).scan([str(share)])
+        assert (again.new, again.unchanged) == (0, 32)
+        with lib.session() as s:
+            import_taxonomy(s, tax)
+            fin = resolve_tags(s, "Finance")[0].id
+            rows = find_files(s, FileFilter(tag_groups=(frozenset({fin}),)))
+            assert len(rows) == 30
+            assert s.scalar(select(File.status).where(File.name == "empty.md")) == FileStatus.EMPTY
+            raw = s.scalar(select(File.raw_path).where(File.name.like("caf%")))
+            assert raw == raw_name
+            assert {t.value for t in resolve_tags(s, "budget")} == {"Budget"}
+    finally:
+        lib.close()
