@@ -1,0 +1,1 @@
+"""SPAR's session layer: requests become explained tag+metadata filters; per-workspace collections."""
