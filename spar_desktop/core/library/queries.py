@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Optional, Sequence
 
-from sqlalchemy import Select, and_, func, select
+from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
@@ -31,7 +31,7 @@ class FileFilter:
     path_glob: Optional[str] = None
     statuses: tuple[str, ...] = ()
     include_missing: bool = False
-    author: Optional[str] = None
+    authors: tuple[str, ...] = ()  # any of them (case-insensitive substring)
     folder_ids: tuple[int, ...] = ()
     file_ids: Optional[frozenset[int]] = None
 
@@ -82,8 +82,8 @@ def build_query(session: Session, flt: FileFilter) -> Select:
         conds.append(File.status.in_(flt.statuses))
     elif not flt.include_missing:
         conds.append(File.status != FileStatus.MISSING)
-    if flt.author:
-        conds.append(func.lower(File.author).contains(flt.author.lower()))
+    if flt.authors:
+        conds.append(or_(*(func.lower(File.author).contains(a.lower()) for a in flt.authors)))
     if flt.folder_ids:
         conds.append(File.folder_id.in_(flt.folder_ids))
     if flt.file_ids is not None:
@@ -146,7 +146,8 @@ def filter_from_text(session: Session, tags: Sequence[str] = (), since: Optional
         raise FilterError(f"unknown status {', '.join(bad)}; use one of {', '.join(FileStatus.ALL)}")
     if since and until and since > until:
         raise FilterError(f"--since {since} is after --until {until}: no file can match")
-    return FileFilter(tuple(groups), since, until, tuple(formats), path_glob, tuple(statuses), bool(statuses), author)
+    return FileFilter(tuple(groups), since, until, tuple(formats), path_glob, tuple(statuses), bool(statuses),
+                      (author,) if author else ())
 
 
 def library_stats(session: Session) -> dict:
@@ -166,6 +167,3 @@ def library_stats(session: Session) -> dict:
         "total_bytes": session.scalar(select(func.coalesce(func.sum(File.size), 0)).where(File.status != FileStatus.MISSING)),
     }
 
-
-__all__ = ["FileFilter", "FileRow", "FilterError", "build_query", "find_files", "count_files", "filter_from_text",
-           "library_stats"]

@@ -1,0 +1,213 @@
+"""From a parsed request to an explained, editable filter and the files it admits (SPAR §3.3.2).
+
+Each keyword is matched to tags; when a tag and one of its ancestors both match, only the
+ancestor is kept (expansion to descendants brings the other back); each keyword's tags form a
+group; a file is admitted when it has ≥1 tag (or descendant) of every group and meets every
+metadata constraint. The explanation shows the tags per keyword with scores, the constraints,
+and the funnel of file counts, naming the step that emptied the set when nothing is left.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, replace
+from datetime import date
+from typing import Optional
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import File, TagSource
+from spar_desktop.core.library.queries import FileFilter, build_query, count_files
+from spar_desktop.core.library.tags import ancestor_ids, resolve_tags
+from spar_desktop.core.workspaces.request import ParsedRequest
+
+
+@dataclass(frozen=True)
+class TagChoice:
+    tag_id: int
+    key: str
+    value: str
+    score: float = 1.0
+    how: str = "user"  # exact | lexical | semantic | user | folder
+
+
+@dataclass(frozen=True)
+class TagGroup:
+    """One keyword's tags: a file needs any of them (or a descendant)."""
+
+    label: str
+    tags: tuple[TagChoice, ...]
+    pruned: tuple[TagChoice, ...] = ()  # matched, but covered by a matched ancestor
+
+
+@dataclass(frozen=True)
+class WorkspaceFilter:
+    groups: tuple[TagGroup, ...] = ()
+    since: Optional[date] = None
+    until: Optional[date] = None
+    formats: tuple[str, ...] = ()
+    authors: tuple[str, ...] = ()
+    unmatched: tuple[str, ...] = ()  # keywords no tag matched: not used to filter (search still uses them)
+    request: str = ""
+    notes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        d["since"] = self.since.isoformat() if self.since else None
+        d["until"] = self.until.isoformat() if self.until else None
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict) -> "WorkspaceFilter":
+        groups = tuple(
+            TagGroup(g["label"], tuple(TagChoice(**t) for t in g.get("tags", ())),
+                     tuple(TagChoice(**t) for t in g.get("pruned", ())))
+            for g in d.get("groups", ())
+        )
+        return cls(
+            groups=groups,
+            since=date.fromisoformat(d["since"]) if d.get("since") else None,
+            until=date.fromisoformat(d["until"]) if d.get("until") else None,
+            formats=tuple(d.get("formats", ())), authors=tuple(d.get("authors", ())),
+            unmatched=tuple(d.get("unmatched", ())), request=d.get("request", ""),
+            notes=tuple(d.get("notes", ())), problems=tuple(d.get("problems", ())),
+        )
+
+    def file_filter(self, upto_group: Optional[int] = None, constraints: bool = True) -> FileFilter:
+        groups = self.groups if upto_group is None else self.groups[:upto_group]
+        return FileFilter(
+            tag_groups=tuple(frozenset(t.tag_id for t in g.tags) for g in groups if g.tags),
+            since=self.since if constraints else None, until=self.until if constraints else None,
+            formats=self.formats if constraints else (), authors=self.authors if constraints else (),
+        )
+
+    # Edits the UI and CLI offer: each returns a new filter.
+    def without_group(self, label: str) -> "WorkspaceFilter":
+        return replace(self, groups=tuple(g for g in self.groups if g.label != label))
+
+    def with_group(self, label: str, tags: list[TagChoice]) -> "WorkspaceFilter":
+        return replace(self, groups=self.without_group(label).groups + (TagGroup(label, tuple(tags)),))
+
+    def without_tag(self, tag_id: int) -> "WorkspaceFilter":
+        groups = tuple(TagGroup(g.label, tuple(t for t in g.tags if t.tag_id != tag_id), g.pruned) for g in self.groups)
+        return replace(self, groups=tuple(g for g in groups if g.tags))
+
+
+@dataclass(frozen=True)
+class FunnelStep:
+    label: str
+    admitted: int
+
+
+@dataclass(frozen=True)
+class Explanation:
+    filter: WorkspaceFilter
+    funnel: tuple[FunnelStep, ...]
+    emptied_by: Optional[str] = None
+
+    @property
+    def admitted(self) -> int:
+        return self.funnel[-1].admitted if self.funnel else 0
+
+    def lines(self) -> list[str]:
+        f = self.filter
+        out = [f"Request: {f.request}"] if f.request else []
+        for g in f.groups:
+            tags = ", ".join(f"{t.value} [{t.key}] {t.score:.2f} {t.how}" for t in g.tags)
+            out.append(f"  '{g.label}' → {tags}")
+            if g.pruned:
+                out.append(f"      (also matched, covered by an ancestor: {', '.join(t.value for t in g.pruned)})")
+        for kw in f.unmatched:
+            out.append(f"  '{kw}' → no tag matched; not used to filter (search still uses it)")
+        if f.since or f.until:
+            out.append(f"  dates: {f.since or '…'} to {f.until or '…'}")
+        if f.formats:
+            out.append(f"  file types: {', '.join(f.formats)}")
+        if f.authors:
+            out.append(f"  author: {' or '.join(f.authors)}")
+        for n in f.notes:
+            out.append(f"  note: {n}")
+        for p in f.problems:
+            out.append(f"  problem: {p}")
+        out.append("Files admitted at each step:")
+        out += [f"  {s.admitted:>7}  {s.label}" for s in self.funnel]
+        if self.emptied_by:
+            out.append(f"Nothing matches: the step '{self.emptied_by}' removed the last files. "
+                       "Remove a tag group or relax that constraint.")
+        return out
+
+    def to_json(self) -> dict:
+        return {"filter": self.filter.to_json(), "funnel": [asdict(s) for s in self.funnel],
+                "emptied_by": self.emptied_by, "admitted": self.admitted}
+
+
+def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list[TagChoice], list[TagChoice]]:
+    """Keep a match only when none of its ancestors also matched."""
+    ids = {m.tag_id for m in matches}
+    kept, pruned = [], []
+    with library.session() as s:
+        for m in matches:
+            ancestors = ancestor_ids(s, [m.tag_id]) - {m.tag_id}
+            (pruned if ancestors & ids else kept).append(m)
+    return kept, pruned
+
+
+def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int = 5,
+                 threshold: float = 0.5) -> WorkspaceFilter:
+    groups: list[TagGroup] = []
+    unmatched: list[str] = []
+    problems = list(request.problems)
+    for kw in request.keywords:
+        matches = [TagChoice(m.tag_id, m.key, m.value, m.score, m.how) for m in tag_index.match(kw, top_n, threshold)]
+        if not matches:
+            unmatched.append(kw)
+            continue
+        kept, pruned = prune_to_ancestors(library, matches)
+        groups.append(TagGroup(kw, tuple(kept), tuple(pruned)))
+    with library.session() as s:
+        for folder in request.folders:
+            tags = [t for t in resolve_tags(s, folder) if t.source == TagSource.PATH]
+            if tags:
+                groups.append(TagGroup(f"folder {folder}", tuple(TagChoice(t.id, t.key, t.value, 1.0, "folder") for t in tags)))
+            else:
+                problems.append(f"no folder named '{folder}' in the index; that constraint was not applied")
+    return WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
+                           tuple(unmatched), request.text, request.notes, tuple(problems))
+
+
+def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
+    """Count the files admitted after each step (tag groups in order, then each constraint)."""
+    steps: list[FunnelStep] = []
+    with library.session() as s:
+        steps.append(FunnelStep("all indexed files", count_files(s, FileFilter())))
+        for i, g in enumerate(flt.groups, start=1):
+            steps.append(FunnelStep(f"tag group '{g.label}'", count_files(s, flt.file_filter(i, constraints=False))))
+        base = flt.file_filter(constraints=False)
+        if flt.since or flt.until:
+            base = replace(base, since=flt.since, until=flt.until)
+            steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}", count_files(s, base)))
+        if flt.formats:
+            base = replace(base, formats=flt.formats)
+            steps.append(FunnelStep(f"file type {', '.join(flt.formats)}", count_files(s, base)))
+        if flt.authors:
+            base = replace(base, authors=flt.authors)
+            steps.append(FunnelStep(f"author {' or '.join(flt.authors)}", count_files(s, base)))
+    emptied = None
+    for prev, step in zip(steps, steps[1:]):
+        if prev.admitted > 0 and step.admitted == 0:
+            emptied = step.label
+            break
+    return Explanation(flt, tuple(steps), emptied)
+
+
+def admitted_files(library: Library, flt: WorkspaceFilter) -> list[tuple[int, str, Optional[str]]]:
+    """(file id, path, content hash) of every admitted file, path order."""
+    with library.session() as s:
+        q = build_query(s, flt.file_filter()).with_only_columns(File.id, File.path, File.content_hash)
+        return [tuple(r) for r in s.execute(q)]
+
+
+def tag_choice(library: Library, text: str) -> list[TagChoice]:
+    """Tags a user names when editing a filter (by key or label)."""
+    with library.session() as s:
+        return [TagChoice(t.id, t.key, t.value, 1.0, "user") for t in resolve_tags(s, text)]
+

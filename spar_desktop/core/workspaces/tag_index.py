@@ -1,0 +1,128 @@
+"""The tag vocabulary embedded in its own small Chroma collection (SPAR §3.2, App. A.1), kept in
+sync with the index, so request keywords match tags by meaning as well as by spelling."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sqlalchemy import select
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import Tag, TagEdge, TagSource
+from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+
+TAG_COLLECTION = "spar-tag-vocabulary"
+# Date tags are matched by the date rules, never semantically ('May 2019' ~ 'June 2019').
+INDEXED_SOURCES = (TagSource.PATH, TagSource.TAXONOMY, TagSource.USER, TagSource.AUTO, TagSource.LLM)
+
+
+@dataclass(frozen=True)
+class TagMatch:
+    tag_id: int
+    key: str
+    value: str
+    score: float
+    how: str  # exact | lexical | semantic
+
+
+def normalize_words(text: str) -> list[str]:
+    """Lower-case words with separators ('-', '_', '/') as spaces and a crude plural strip."""
+    words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
+    return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words]
+
+
+def tag_text(tag: Tag, parents: list[str]) -> str:
+    """What gets embedded: the label, its description, and where it sits in the hierarchy."""
+    label = tag.value.replace("_", " ").replace("-", " ")
+    text = label
+    if tag.description:
+        text += f". {tag.description}"
+    if parents:
+        text += f" ({' > '.join(parents)})"
+    return text
+
+
+class TagIndex:
+    def __init__(self, library: Library, client: Any, encoder: Any) -> None:
+        from spar_desktop.core.retrieval.vector_store import ChromaCollection
+
+        self.library = library
+        self.encoder = encoder
+        self.collection = ChromaCollection(client, TAG_COLLECTION, encoder.model_id)
+        self._lexicon: Optional[dict[int, tuple[str, str, tuple[str, ...]]]] = None
+
+    def _vocabulary(self) -> tuple[dict[int, Tag], dict[int, str]]:
+        with self.library.session() as s:
+            tags = {t.id: t for t in s.scalars(select(Tag).where(Tag.source.in_(INDEXED_SOURCES)))}
+            parents: dict[int, list[int]] = {}
+            for p, c in s.execute(select(TagEdge.parent_id, TagEdge.child_id)):
+                parents.setdefault(c, []).append(p)
+        texts = {}
+        for tid, tag in tags.items():
+            chain = [tags[p].value for p in parents.get(tid, []) if p in tags][:2]
+            texts[tid] = tag_text(tag, chain)
+        return tags, texts
+
+    def sync(self, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
+        """Embed new/changed tags, drop deleted ones. Returns (embedded, removed)."""
+        tags, texts = self._vocabulary()
+        self._lexicon = {tid: (t.key, t.value, tuple(normalize_words(t.value))) for tid, t in tags.items()}
+        fingerprints = {str(tid): hashlib.sha1(texts[tid].encode()).hexdigest()[:16] for tid in tags}
+        stored = self.collection._col.get(include=["metadatas"])
+        have = {i: (m or {}).get("fp") for i, m in zip(stored["ids"], stored["metadatas"])}
+        stale = [i for i in have if i not in fingerprints]
+        todo = [i for i, fp in fingerprints.items() if have.get(i) != fp]
+        if stale:
+            self.collection.delete(stale)
+        if todo:
+            vectors = self.encoder.encode([texts[int(i)] for i in todo], progress=progress, cancel=cancel)
+            metas = [{"fp": fingerprints[i], "key": tags[int(i)].key, "source": tags[int(i)].source} for i in todo]
+            self.collection.add(todo, vectors, metas, progress, cancel)
+        return len(todo), len(stale)
+
+    def lexicon(self) -> dict[int, tuple[str, str, tuple[str, ...]]]:
+        if self._lexicon is None:
+            tags, _ = self._vocabulary()
+            self._lexicon = {tid: (t.key, t.value, tuple(normalize_words(t.value))) for tid, t in tags.items()}
+        return self._lexicon
+
+    def match(self, keyword: str, top_n: int = 5, threshold: float = 0.5, relative: float = 0.8) -> list[TagMatch]:
+        """Tags for one keyword: exact and lexical matches, plus the top-n semantic neighbours
+        at or above ``threshold`` cosine similarity and within ``relative`` of the best match
+        (an exact hit makes loose neighbours noise); best first, one entry per tag."""
+        found: dict[int, TagMatch] = {}
+        kw_words = normalize_words(keyword)
+        if not kw_words:
+            return []
+        kw_text = " ".join(kw_words)
+        for tid, (key, value, words) in self.lexicon().items():
+            if not words:
+                continue
+            if " ".join(words) == kw_text:
+                found[tid] = TagMatch(tid, key, value, 1.0, "exact")
+            elif len(words) >= 1 and _contains(kw_words, words) and len(" ".join(words)) >= 3:
+                # The whole tag label appears in the keyword ('Falcon' in 'project Falcon').
+                found[tid] = TagMatch(tid, key, value, 0.9, "lexical")
+            elif len(kw_words) >= 1 and _contains(words, kw_words) and len(kw_text) >= 3:
+                # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
+                found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
+        ids, sims = self.collection.query(self.encoder.encode_query(keyword), top_n)
+        lex = self.lexicon()
+        for sid, sim in zip(ids, sims):
+            tid = int(sid)
+            if sim >= threshold and tid in lex and (tid not in found or found[tid].score < sim):
+                key, value, _ = lex[tid]
+                found[tid] = TagMatch(tid, key, value, round(float(sim), 4), "semantic")
+        if found:
+            floor = relative * max(m.score for m in found.values())
+            found = {t: m for t, m in found.items() if m.how != "semantic" or m.score >= floor}
+        return sorted(found.values(), key=lambda m: (-m.score, m.key))
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    """True when ``needle`` occurs as a contiguous word sequence in ``haystack``."""
+    n = len(needle)
+    return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))

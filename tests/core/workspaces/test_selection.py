@@ -1,0 +1,121 @@
+"""Request → tags (exact, lexical, semantic via the tag index) → explained funnel of files."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from spar_desktop.core.config import load_settings
+from spar_desktop.core.embedding.encoder import get_encoder
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.scanner import Scanner
+from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
+from spar_desktop.core.retrieval.vector_store import make_chroma_client
+from spar_desktop.core.workspaces.request import parse_request
+from spar_desktop.core.workspaces.selection import admitted_files, build_filter, explain
+from spar_desktop.core.workspaces.tag_index import TagIndex
+
+TODAY = date(2026, 11, 22)
+
+
+def write(path: Path, text: str, when: datetime) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, (when.timestamp(), when.timestamp()))
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory):
+    base = tmp_path_factory.mktemp("sel")
+    share = base / "share"
+    write(share / "Operations" / "Incident-Reports" / "2023" / "gearbox-site-b.md", "Gearbox failure at Site B", datetime(2023, 3, 14))
+    write(share / "Operations" / "Incident-Reports" / "2022" / "blade-crack.md", "Blade crack", datetime(2022, 7, 2))
+    write(share / "Engineering" / "Project-Falcon" / "2023" / "design.md", "Falcon design", datetime(2023, 5, 5))
+    write(share / "Engineering" / "Project-Falcon" / "2024" / "budget.csv", "item,cost\nx,1", datetime(2024, 1, 9))
+    write(share / "HR" / "Policies" / "working-at-height.md", "Working at height policy", datetime(2022, 1, 1))
+    tax = base / "tax.json"
+    tax.write_text(json.dumps([
+        {"name": "Safety", "description": "health and safety at work", "children": [
+            {"name": "Working at Height", "description": "ladders, harnesses, climbing turbine towers"}]},
+        {"name": "Assets", "children": [{"name": "Turbines", "children": [{"name": "Gearbox"}]}]},
+        {"name": "Maintenance", "children": [{"name": "Gearbox"}]},
+    ]), encoding="utf-8")
+    assign = base / "assign.csv"
+    assign.write_text("path,tag\nHR/Policies/working-at-height.md,Working at Height\n"
+                      "Operations/Incident-Reports/2023/gearbox-site-b.md,Gearbox\n", encoding="utf-8")
+    lib = Library.open(load_settings(base / "data"))
+    Scanner(lib).scan([str(share)])
+    with lib.session() as s:
+        import_taxonomy(s, tax)
+        assign_from_csv(s, assign)
+    index = TagIndex(lib, make_chroma_client(lib.settings), get_encoder("cpu"))
+    index.sync()
+    yield lib, index
+    lib.close()
+
+
+def names(lib, flt) -> set[str]:
+    return {Path(p).name for _, p, _ in admitted_files(lib, flt)}
+
+
+def test_request_selects_files_and_explains_each_step(indexed):
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("all incident reports from 2023", TODAY), index)
+    [group] = flt.groups
+    assert group.label == "incident reports"
+    assert any(t.key == "Operations/Incident-Reports" for t in group.tags)
+    exp = explain(lib, flt)
+    assert [s.admitted for s in exp.funnel] == [5, 2, 1]
+    assert names(lib, flt) == {"gearbox-site-b.md"}
+    assert any("Incident-Reports" in line for line in exp.lines())
+
+
+def test_semantic_match_and_hierarchy_pruning(indexed):
+    lib, index = indexed
+    # 'climbing ladders safely' shares no word with 'Working at Height': only meaning links them.
+    m = index.match("climbing ladders safely", threshold=0.3)
+    assert m and m[0].value in ("Working at Height", "Safety") and m[0].how == "semantic"
+    flt = build_filter(lib, parse_request("safety documents", TODAY), index, threshold=0.3)
+    [group] = flt.groups
+    assert [t.value for t in group.tags][0] == "Safety"
+    assert "Working at Height" not in [t.value for t in group.tags]  # covered by its ancestor
+    assert names(lib, flt) == {"working-at-height.md"}
+
+
+def test_a_term_under_two_parents_and_several_groups(indexed):
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("maintenance records for the Falcon project", TODAY), index)
+    labels = [g.label for g in flt.groups]
+    assert labels[0] == "maintenance"  # "records" is a generic word
+    exp = explain(lib, flt)
+    assert exp.admitted == 0 and exp.emptied_by and "Falcon" in exp.emptied_by
+    relaxed = flt.without_group(flt.groups[-1].label)
+    assert names(lib, relaxed) == {"gearbox-site-b.md"}  # Gearbox sits under Maintenance too
+
+
+def test_contradictory_dates_name_the_emptying_step(indexed):
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("policies before 2010 since 2015", TODAY), index)
+    exp = explain(lib, flt)
+    assert exp.admitted == 0 and exp.emptied_by.startswith("dated")
+    assert any("contradict" in p for p in flt.problems)
+
+
+def test_tag_index_follows_tag_changes(indexed):
+    lib, index = indexed
+    from spar_desktop.core.library.models import TagSource
+    from spar_desktop.core.library.tags import create_tag
+
+    with lib.session() as s:
+        tag = create_tag(s, "user:Offshore wind", "Offshore wind", TagSource.USER, "wind farms at sea")
+        tag_id = tag.id
+    assert index.sync() == (1, 0)
+    assert index.match("wind farms at sea")[0].tag_id == tag_id
+    with lib.session() as s:
+        s.delete(s.get(type(tag), tag_id))
+    assert index.sync() == (0, 1)
+    assert all(m.tag_id != tag_id for m in index.match("wind farms at sea"))
