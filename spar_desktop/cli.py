@@ -18,6 +18,8 @@ COMMAND_MODULES = [
     "spar_desktop.commands.files_cmd",
     "spar_desktop.commands.tags_cmd",
     "spar_desktop.commands.status_cmd",
+    "spar_desktop.commands.ws_cmd",
+    "spar_desktop.commands.eval_cmd",
 ]
 
 

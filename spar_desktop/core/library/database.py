@@ -48,6 +48,8 @@ class Library:
         self.engine = engine
         self.settings = settings
         self._sessions = sessionmaker(engine, expire_on_commit=False)
+        import spar_desktop.core.schema  # noqa: F401  (registers every table on Base)
+
         Base.metadata.create_all(engine)
 
     @classmethod

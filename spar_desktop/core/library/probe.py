@@ -83,6 +83,10 @@ def _looks_binary(head: bytes) -> bool:
     return control / len(head) > 0.10
 
 
+FORMAT_NAMES = {"pdf": "a PDF document", "image": "an image", "archive": "a compressed archive",
+                "ole": "a legacy Office file", "binary": "binary data"}
+
+
 def sniff_format(name: str, head: bytes) -> tuple[str, Optional[str]]:
     """Return (format, problem) from the name and the first bytes; problem explains a mismatch."""
     by_name = format_from_name(name)
@@ -91,7 +95,7 @@ def sniff_format(name: str, head: bytes) -> tuple[str, Optional[str]]:
             if fmt == "ole":
                 return (by_name if by_name in ("doc", "xls", "ppt", "email") else "ole"), None
             if by_name in TEXT_FORMATS or by_name == "docx":
-                return fmt, f"named .{name.rsplit('.', 1)[-1]} but the content is {fmt.upper()}"
+                return fmt, f"named .{name.rsplit('.', 1)[-1]} but the content is {FORMAT_NAMES.get(fmt, fmt)}"
             return fmt, None
     if head.startswith(b"PK\x03\x04"):
         if by_name in ("docx", "xlsx", "pptx", "archive"):

@@ -49,6 +49,8 @@ class WorkspaceFilter:
     request: str = ""
     notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    pinned: tuple[int, ...] = ()  # files added by hand (or by an imported .sparws), always admitted
+    only_pinned: bool = False  # an imported workspace is exactly its shared file list
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -70,6 +72,7 @@ class WorkspaceFilter:
             formats=tuple(d.get("formats", ())), authors=tuple(d.get("authors", ())),
             unmatched=tuple(d.get("unmatched", ())), request=d.get("request", ""),
             notes=tuple(d.get("notes", ())), problems=tuple(d.get("problems", ())),
+            pinned=tuple(int(i) for i in d.get("pinned", ())), only_pinned=bool(d.get("only_pinned", False)),
         )
 
     def file_filter(self, upto_group: Optional[int] = None, constraints: bool = True) -> FileFilter:
@@ -177,6 +180,10 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
 def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
     """Count the files admitted after each step (tag groups in order, then each constraint)."""
     steps: list[FunnelStep] = []
+    if flt.only_pinned:
+        n = len(admitted_files(library, flt))
+        return Explanation(flt, (FunnelStep("shared file list (imported)", len(flt.pinned)),
+                                 FunnelStep("found in this index", n)), None if n else "found in this index")
     with library.session() as s:
         steps.append(FunnelStep("all indexed files", count_files(s, FileFilter())))
         for i, g in enumerate(flt.groups, start=1):
@@ -191,6 +198,8 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
         if flt.authors:
             base = replace(base, authors=flt.authors)
             steps.append(FunnelStep(f"author {' or '.join(flt.authors)}", count_files(s, base)))
+    if flt.pinned:
+        steps.append(FunnelStep(f"plus {len(flt.pinned)} files added by hand", len(admitted_files(library, flt))))
     emptied = None
     for prev, step in zip(steps, steps[1:]):
         if prev.admitted > 0 and step.admitted == 0:
@@ -202,8 +211,14 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
 def admitted_files(library: Library, flt: WorkspaceFilter) -> list[tuple[int, str, Optional[str]]]:
     """(file id, path, content hash) of every admitted file, path order."""
     with library.session() as s:
-        q = build_query(s, flt.file_filter()).with_only_columns(File.id, File.path, File.content_hash)
-        return [tuple(r) for r in s.execute(q)]
+        rows: dict[int, tuple[int, str, Optional[str]]] = {}
+        if not flt.only_pinned:
+            q = build_query(s, flt.file_filter()).with_only_columns(File.id, File.path, File.content_hash)
+            rows.update((r[0], tuple(r)) for r in s.execute(q))
+        if flt.pinned:
+            q = build_query(s, FileFilter(file_ids=frozenset(flt.pinned))).with_only_columns(File.id, File.path, File.content_hash)
+            rows.update((r[0], tuple(r)) for r in s.execute(q))
+        return sorted(rows.values(), key=lambda r: r[1])
 
 
 def tag_choice(library: Library, text: str) -> list[TagChoice]:

@@ -1,0 +1,241 @@
+"""`spar ws ...`: workspaces — create from a request, explain, build, search, archive, share."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+
+from spar_desktop.commands.common import StderrProgress, open_library
+from spar_desktop.commands.files_cmd import parse_day
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ws", help="workspaces: scoped, searchable sets of files built on demand")
+    wsub = p.add_subparsers(dest="ws_action", metavar="ACTION", required=True)
+
+    c = wsub.add_parser("create", help="create a workspace from a request and/or filters")
+    c.add_argument("name")
+    c.add_argument("--prompt", default="", help='plain-language request, e.g. "incident reports from 2023"')
+    c.add_argument("--tag", action="append", default=[], help="require this tag (or a descendant); 'a|b' for either")
+    c.add_argument("--since", type=parse_day)
+    c.add_argument("--until", type=lambda t: parse_day(t, end=True))
+    c.add_argument("--type", action="append", default=[], help="file type: pdf, docx, md, csv ...")
+    c.add_argument("--build", action="store_true", help="build right away")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=run_create)
+
+    for action, helptext in (("explain", "show how the filter chose the files"),
+                             ("files", "list the workspace's files and their state")):
+        e = wsub.add_parser(action, help=helptext)
+        e.add_argument("name")
+        e.add_argument("--json", action="store_true")
+        e.set_defaults(func=run_explain if action == "explain" else run_files)
+
+    b = wsub.add_parser("build", help="build (or update) the workspace's vector collection")
+    b.add_argument("name")
+    b.add_argument("--rebuild", action="store_true", help="re-embed with the current model if it changed")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=run_build)
+
+    r = wsub.add_parser("reactivate", help="rebuild an archived workspace from cached embeddings")
+    r.add_argument("name")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=run_build, rebuild=False)
+
+    s = wsub.add_parser("search", help="hybrid search inside a workspace")
+    s.add_argument("name")
+    s.add_argument("query")
+    s.add_argument("--k", type=int, default=10)
+    s.add_argument("--method", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_search)
+
+    ls = wsub.add_parser("list", help="list workspaces")
+    ls.add_argument("--json", action="store_true")
+    ls.set_defaults(func=run_list)
+
+    for action, helptext in (("archive", "drop the vectors, keep filter, files, threads and history"),
+                             ("delete", "delete the workspace (your files are untouched)")):
+        a = wsub.add_parser(action, help=helptext)
+        a.add_argument("name")
+        a.set_defaults(func=run_simple, action=action)
+
+    x = wsub.add_parser("export", help="write a .sparws file (filter, file list, threads; no vectors)")
+    x.add_argument("name")
+    x.add_argument("out")
+    x.set_defaults(func=run_export)
+
+    i = wsub.add_parser("import", help="import a .sparws file")
+    i.add_argument("file")
+    i.add_argument("--name", help="name for the imported workspace")
+    i.set_defaults(func=run_import)
+
+
+def _manager(args):
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+    return Workspaces(open_library(args))
+
+
+def _guard(fn):
+    """Workspace errors become clear CLI errors."""
+    def wrapper(args):
+        from spar_desktop.cli import CommandError
+        from spar_desktop.core.workspaces.errors import WorkspaceError
+
+        try:
+            return fn(args)
+        except WorkspaceError as exc:
+            raise CommandError(str(exc)) from exc
+    return wrapper
+
+
+def _print_explanation(exp) -> None:
+    for line in exp.lines():
+        print(line)
+
+
+@_guard
+def run_create(args) -> int:
+    mgr = _manager(args)
+    info, exp = mgr.create(args.name, args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+    if args.json and not args.build:
+        print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
+        return 0
+    print(f"created workspace '{info.name}' ({exp.admitted} files admitted)")
+    _print_explanation(exp)
+    if args.build:
+        args.rebuild = False
+        return run_build(args)
+    print(f"next: spar ws build \"{info.name}\"")
+    return 0
+
+
+@_guard
+def run_explain(args) -> int:
+    mgr = _manager(args)
+    exp = mgr.explain(args.name)
+    if args.json:
+        print(json.dumps(exp.to_json(), indent=1, default=str))
+    else:
+        _print_explanation(exp)
+    return 0
+
+
+@_guard
+def run_files(args) -> int:
+    rows = _manager(args).files(args.name)
+    if args.json:
+        print(json.dumps([{"path": r.path, "state": r.state, "error": r.error, "chunks": r.chunks} for r in rows], indent=1))
+        return 0
+    for r in rows:
+        print(f"{r.state:<8} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else ""))
+    return 0
+
+
+@_guard
+def run_build(args) -> int:
+    from spar_desktop.core.progress import CancelToken
+
+    mgr = _manager(args)
+    cancel = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    progress = StderrProgress("building")
+    try:
+        report = mgr.build(args.name, progress, cancel, rebuild=getattr(args, "rebuild", False))
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        progress.finish()
+    if getattr(args, "json", False):
+        print(json.dumps(report.to_json(), indent=1))
+        return 130 if report.cancelled else 0
+    if report.cancelled:
+        print(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume")
+        return 130
+    print(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
+          f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
+          f"+{report.added_vectors}/-{report.removed_vectors} vectors) in {report.seconds:.1f}s")
+    for note in report.notes:
+        print(f"  note: {note}")
+    for path, state, message in report.problems[:50]:
+        print(f"  ! {path}: {state}: {message}")
+    if len(report.problems) > 50:
+        print(f"  ... and {len(report.problems) - 50} more (spar ws files \"{report.name}\")")
+    return 0
+
+
+@_guard
+def run_search(args) -> int:
+    res = _manager(args).search(args.name, args.query, k=args.k, method=args.method)
+    if args.json:
+        print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
+                          "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
+        return 0
+    for note in res.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not res.hits:
+        print(res.message or "no results")
+        return 0
+    for h in res.hits:
+        pages = f"p. {h.page_start}" if h.page_start == h.page_end else f"pp. {h.page_start}-{h.page_end}"
+        gone = "  [file no longer on disk]" if h.file_missing else ""
+        print(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}")
+        snippet = " ".join(h.text.split())
+        print(f"     {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+    print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
+    return 0
+
+
+@_guard
+def run_list(args) -> int:
+    mgr = _manager(args)
+    archived = mgr.archive_idle()
+    infos = mgr.list()
+    if args.json:
+        print(json.dumps([i.to_json() for i in infos], indent=1, default=str))
+        return 0
+    for n in archived:
+        print(f"note: archived '{n}' (idle for {mgr.library.settings.workspace_idle_archive_days} days)")
+    if not infos:
+        print('no workspaces yet: spar ws create NAME --prompt "..."')
+    for i in infos:
+        print(f"{i.name:<30} {i.status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
+              f"last used {i.last_used_at:%Y-%m-%d %H:%M}")
+    return 0
+
+
+@_guard
+def run_simple(args) -> int:
+    mgr = _manager(args)
+    if args.action == "archive":
+        mgr.archive(args.name)
+        print(f"archived '{args.name}': vectors dropped; filter, files, threads and history kept")
+    else:
+        mgr.delete(args.name)
+        print(f"deleted workspace '{args.name}' (your files were not touched)")
+    return 0
+
+
+@_guard
+def run_export(args) -> int:
+    from spar_desktop.core.workspaces.sparws import export_workspace
+
+    out = export_workspace(_manager(args), args.name, args.out)
+    print(f"wrote {out}")
+    return 0
+
+
+@_guard
+def run_import(args) -> int:
+    from spar_desktop.core.workspaces.sparws import import_workspace
+
+    r = import_workspace(_manager(args), args.file, args.name)
+    found = r.matched_by_hash + r.matched_by_path
+    print(f"imported workspace '{r.name}': {found}/{r.files_total} files found in this index "
+          f"({r.matched_by_hash} by content, {r.matched_by_path} by path), {r.threads} threads, {r.queries} past queries")
+    for p in r.not_found[:30]:
+        print(f"  ! not in this index: {p}")
+    print(f"next: spar ws build \"{r.name}\"")
+    return 0

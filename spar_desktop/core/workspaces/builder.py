@@ -1,0 +1,200 @@
+"""Building a workspace: admitted files → embedding cache → the workspace's Chroma collection.
+
+Only what the cache lacks is extracted and embedded; an update adds and removes only the
+difference; a cancelled build keeps every finished batch in the cache and resumes next time.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Optional
+
+from sqlalchemy import delete, select
+
+from spar_desktop.core.library.models import File, FileStatus, utcnow
+from spar_desktop.core.library.paths import os_path
+from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
+from spar_desktop.core.workspaces.engine import chunker_config
+from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
+from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
+from spar_desktop.core.workspaces.selection import admitted_files
+
+if TYPE_CHECKING:
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+log = logging.getLogger(__name__)
+
+UNREADABLE = {FileStatus.ERROR: WorkspaceFileState.FAILED, FileStatus.ENCRYPTED: WorkspaceFileState.FAILED,
+              FileStatus.MISSING: WorkspaceFileState.MISSING, FileStatus.EMPTY: WorkspaceFileState.NO_TEXT,
+              FileStatus.UNSUPPORTED: WorkspaceFileState.NO_TEXT}
+
+
+@dataclass
+class BuildReport:
+    name: str
+    admitted: int = 0
+    ready: int = 0
+    chunks: int = 0
+    embedded_chunks: int = 0  # newly embedded in this build (0 when everything came from the cache)
+    reused_documents: int = 0
+    added_vectors: int = 0
+    removed_vectors: int = 0
+    problems: list[tuple[str, str, str]] = field(default_factory=list)  # (path, state, message)
+    notes: list[str] = field(default_factory=list)
+    cancelled: bool = False
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        d = dict(self.__dict__)
+        d["problems"] = [{"path": p, "state": st, "message": m} for p, st, m in self.problems]
+        return d
+
+
+def _load_collection(manager: "Workspaces", ws: Workspace, rebuild: bool):
+    from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
+
+    model_id = manager.engine.encoder.model_id
+    try:
+        return ChromaCollection(manager.engine.chroma, ws.collection, model_id)
+    except ModelMismatchError as exc:
+        if not rebuild:
+            raise ModelChangedError(f"{exc}. Rebuilding re-embeds every file of '{ws.name}': "
+                                    f"run `spar ws build \"{ws.name}\" --rebuild` (or confirm in the app)") from exc
+        delete_collection(manager.engine.chroma, ws.collection)
+        return ChromaCollection(manager.engine.chroma, ws.collection, model_id)
+
+
+def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback = no_progress,
+                    cancel: Optional[CancelToken] = None, rebuild: bool = False) -> BuildReport:
+    from spar_desktop.core.documents.extract import extract
+    from spar_desktop.core.embedding.pipeline import embed_documents
+
+    start = time.perf_counter()
+    report = BuildReport(name)
+    lib, eng = manager.library, manager.engine
+    flt = manager.current_filter(name)
+    report.notes += [p for p in flt.problems if "deleted" in p or "dropped" in p]
+    with lib.session() as s:
+        ws = manager._row(s, name)
+        ws_id, previous, prev_chunks = ws.id, ws.status, ws.chunk_count
+        ws.status = WorkspaceStatus.BUILDING
+    progress(Progress(0, None, "selecting files"))
+    admitted = admitted_files(lib, flt)
+    report.admitted = len(admitted)
+    with lib.session() as s:
+        rows = {f.id: f for f in s.scalars(select(File).where(File.id.in_([a[0] for a in admitted])))} if admitted else {}
+    states: dict[int, tuple[str, Optional[str]]] = {}
+    items = []
+    config = chunker_config(lib.settings)
+    for file_id, path, content_hash in admitted:
+        f = rows[file_id]
+        if f.status in UNREADABLE:
+            states[file_id] = (UNREADABLE[f.status], f.error or f.status)
+            continue
+        real = os_path(f.path, f.raw_path)
+        try:
+            st = os.stat(real)
+            if st.st_size != f.size or st.st_mtime_ns != f.mtime_ns:
+                states[file_id] = (WorkspaceFileState.FAILED, "changed on disk since the last scan: re-scan its folder")
+                continue
+        except OSError:
+            states[file_id] = (WorkspaceFileState.MISSING, "no longer on disk")
+            continue
+        items.append((content_hash, (lambda p=real, fmt=f.format: extract(p, format=fmt))))
+    errors: dict[str, str] = {}
+    before = getattr(eng.encoder, "texts_encoded", 0)
+    cached_before = sum(1 for h, _ in items if eng.cache.has(h, config.cache_key, eng.encoder.model_id))
+    try:
+        docs = embed_documents(items, config, eng.encoder, eng.cache, progress, cancel,
+                               on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
+        by_doc, file_ids = {}, {}
+        for file_id, path, content_hash in admitted:
+            if file_id in states:
+                continue
+            if content_hash in errors:
+                states[file_id] = (WorkspaceFileState.FAILED, errors[content_hash])
+                continue
+            doc = docs.get(content_hash)
+            if doc is None or not doc.children:
+                reason = (doc.no_text_reason if doc is not None else None) or "no searchable text"
+                states[file_id] = (WorkspaceFileState.NO_TEXT, reason)
+                continue
+            by_doc[str(file_id)] = doc.with_file_id(file_id)
+            file_ids[str(file_id)] = file_id
+            states[file_id] = (WorkspaceFileState.READY, None)
+        progress(Progress(0, None, "loading vectors into the workspace collection"))
+        searcher, had_ids = _fill_collection(manager, ws_id, rebuild, by_doc, file_ids, cancel)
+        if not had_ids and prev_chunks > 0 and previous == WorkspaceStatus.ACTIVE:
+            report.notes.append("the workspace's vector collection was missing; rebuilt from cached embeddings")
+    except Cancelled:
+        report.cancelled = True
+        with lib.session() as s:
+            ws = s.get(Workspace, ws_id)
+            ws.status = previous if previous != WorkspaceStatus.ACTIVE else WorkspaceStatus.DRAFT
+            ws.last_error = "build cancelled: build again to finish (finished work is kept in the cache)"
+        report.seconds = time.perf_counter() - start
+        return report
+    except Exception as exc:
+        with lib.session() as s:
+            ws = s.get(Workspace, ws_id)
+            ws.status, ws.last_error = WorkspaceStatus.ERROR, str(exc)
+        if isinstance(exc, WorkspaceError):
+            raise
+        raise WorkspaceError(f"building '{name}' failed: {exc}") from exc
+    report.embedded_chunks = getattr(eng.encoder, "texts_encoded", 0) - before
+    report.reused_documents = cached_before
+    report.chunks = len(searcher)
+    report.ready = sum(1 for st, _ in states.values() if st == WorkspaceFileState.READY)
+    report.added_vectors = len(set(searcher.keys) - had_ids)
+    report.removed_vectors = len(had_ids - set(searcher.keys))
+    with lib.session() as s:
+        s.execute(delete(WorkspaceFile).where(WorkspaceFile.workspace_id == ws_id))
+        for file_id, path, content_hash in admitted:
+            state, err = states[file_id]
+            n = len(by_doc[str(file_id)].children) if state == WorkspaceFileState.READY else 0
+            s.add(WorkspaceFile(workspace_id=ws_id, file_id=file_id, path=path, content_hash=content_hash,
+                                state=state, error=err, chunks=n))
+            if state != WorkspaceFileState.READY:
+                report.problems.append((path, state, err or state))
+        ws = s.get(Workspace, ws_id)
+        ws.status, ws.built_at, ws.last_used_at = WorkspaceStatus.ACTIVE, utcnow(), utcnow()
+        ws.archived_at, ws.last_error = None, None
+        ws.model_id, ws.chunker_key, ws.chunk_count = eng.encoder.model_id, config.cache_key, len(searcher)
+        built_at = ws.built_at
+    manager._searchers[ws_id] = (built_at, searcher)
+    report.notes += eng.notes
+    eng.notes.clear()
+    report.seconds = time.perf_counter() - start
+    progress(Progress(1, 1, f"{report.ready} files, {report.chunks} chunks ready"))
+    return report
+
+
+def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: dict, file_ids: dict,
+                     cancel: Optional[CancelToken]):
+    """Sync the collection to the documents and make the searcher. A vector store that fails
+    (deleted or damaged behind our back) is reopened, then set aside, and filled from the cache."""
+    from spar_desktop.core.retrieval.searcher import HybridSearcher
+
+    eng = manager.engine
+    for attempt in range(3):
+        try:
+            collection = _load_collection(manager, _ws(manager.library, ws_id), rebuild)
+            had_ids = collection.ids()
+            searcher = HybridSearcher(by_doc, eng.encoder, collection=collection, file_ids=file_ids, cancel=cancel)
+            return searcher, had_ids
+        except (Cancelled, WorkspaceError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a broken store
+            if attempt == 2:
+                raise
+            log.warning("vector store failed (%s); %s", exc, "reopening" if attempt == 0 else "resetting")
+            eng.reopen_chroma() if attempt == 0 else eng.reset_chroma()
+    raise AssertionError("unreachable")
+
+
+def _ws(lib, ws_id: int) -> Workspace:
+    with lib.session() as s:
+        return s.get(Workspace, ws_id)

@@ -1,0 +1,133 @@
+"""Shared heavy services of one data dir: the encoder, the embedding cache and the Chroma client.
+
+Created lazily and once per process, so commands that never embed never load torch, and a
+Chroma directory deleted or corrupted behind the app's back is set aside and recreated.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.documents.types import ChunkerConfig
+
+log = logging.getLogger(__name__)
+
+
+def chunker_config(settings: Settings) -> ChunkerConfig:
+    return ChunkerConfig(child_tokens=settings.chunk_child_tokens, parent_tokens=settings.chunk_parent_tokens,
+                         overlap_tokens=settings.chunk_overlap_tokens)
+
+
+class Engine:
+    def __init__(self, settings: Settings, encoder: Any = None) -> None:
+        self.settings = settings
+        self._encoder = encoder
+        self._cache: Any = None
+        self._client: Any = None
+        self._lock = threading.RLock()
+        self.notes: list[str] = []  # things the user should hear about (a recovered store...)
+
+    @property
+    def encoder(self) -> Any:
+        with self._lock:
+            if self._encoder is None:
+                from spar_desktop.core.embedding.encoder import get_encoder
+
+                self._encoder = get_encoder(self.settings.embedding_device)
+            return self._encoder
+
+    @property
+    def cache(self) -> Any:
+        with self._lock:
+            if self._cache is None:
+                from spar_desktop.core.embedding.cache import EmbeddingCache
+
+                self._cache = EmbeddingCache(self.settings.data_dir)
+            return self._cache
+
+    @property
+    def chroma(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                self._client = self._open_chroma()
+            return self._client
+
+    def reopen_chroma(self) -> Any:
+        """Drop the client and Chroma's per-path system cache (which keeps stale database handles
+        when the directory was deleted behind our back) and open the store again."""
+        with self._lock:
+            self._client = None
+            _clear_chroma_cache()
+            self._client = self._open_chroma()
+            return self._client
+
+    def reset_chroma(self) -> Any:
+        """Set a broken local vector store aside (inside the data dir) and start a fresh one.
+        Workspaces rebuild from the embedding cache, so only vectors are lost, never work."""
+        with self._lock:
+            self._client = None
+            _clear_chroma_cache()
+            if not self.settings.chroma_url:
+                path = Path(self.settings.data_dir) / "chroma"
+                if path.exists():
+                    aside = path.with_name(f"chroma.broken-{int(time.time())}")
+                    os.replace(path, aside)
+                    self.notes.append(f"the vector store was damaged and was set aside as {aside}; "
+                                      "workspaces are rebuilt from cached embeddings")
+                    log.warning("vector store at %s was damaged; moved to %s", path, aside)
+            self._client = self._open_chroma(retry=False)
+            return self._client
+
+    def _open_chroma(self, retry: bool = True) -> Any:
+        from spar_desktop.core.retrieval.vector_store import make_chroma_client
+
+        try:
+            client = make_chroma_client(self.settings)
+            client.heartbeat()
+            client.list_collections()
+            return client
+        except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a broken store
+            if self.settings.chroma_url:
+                from spar_desktop.core.workspaces.errors import WorkspaceError
+
+                raise WorkspaceError(f"cannot reach the Chroma server at {self.settings.chroma_url}: {exc}") from exc
+            if not retry:
+                raise
+            log.warning("cannot open the vector store: %s", exc)
+            self._client = None
+            return self.reset_chroma()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._cache is not None:
+                self._cache.close()
+                self._cache = None
+
+
+def _clear_chroma_cache() -> None:
+    try:
+        from chromadb.api.client import SharedSystemClient
+
+        SharedSystemClient.clear_system_cache()
+    except Exception as exc:  # noqa: BLE001 - best effort; a fresh client follows anyway
+        log.debug("could not clear Chroma's system cache: %s", exc)
+
+
+_ENGINES: dict[str, Engine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def engine_for(settings: Settings, encoder: Optional[Any] = None) -> Engine:
+    """One Engine per data dir per process."""
+    key = str(Path(settings.data_dir).resolve())
+    with _ENGINES_LOCK:
+        eng = _ENGINES.get(key)
+        if eng is None or (encoder is not None and eng._encoder is not encoder):
+            eng = _ENGINES[key] = Engine(settings, encoder)
+        return eng

@@ -1,0 +1,240 @@
+"""Workspace lifecycle: create from a request and/or explicit filters, explain, edit, build,
+update, search, archive (drop vectors, keep everything else), reactivate from cache, delete.
+
+The heavy parts live in builder.py (build/update) and search.py; export/import in sparws.py.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
+from typing import Any, Optional, Sequence
+
+from sqlalchemy import delete, func, select
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import Tag, utcnow
+from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.workspaces.engine import Engine, engine_for
+from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
+from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceStatus
+from spar_desktop.core.workspaces.request import parse_request
+from spar_desktop.core.workspaces.selection import (
+    Explanation, TagChoice, TagGroup, WorkspaceFilter, build_filter, explain, tag_choice,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class WorkspaceInfo:
+    id: int
+    name: str
+    status: str
+    collection: str
+    filter: WorkspaceFilter
+    created_at: datetime
+    built_at: Optional[datetime]
+    last_used_at: datetime
+    archived_at: Optional[datetime]
+    file_count: int
+    chunk_count: int
+    model_id: Optional[str]
+    last_error: Optional[str]
+
+    def to_json(self) -> dict:
+        return {
+            "id": self.id, "name": self.name, "status": self.status, "files": self.file_count,
+            "chunks": self.chunk_count, "model_id": self.model_id, "last_error": self.last_error,
+            "created_at": self.created_at.isoformat(), "built_at": self.built_at.isoformat() if self.built_at else None,
+            "last_used_at": self.last_used_at.isoformat(),
+            "archived_at": self.archived_at.isoformat() if self.archived_at else None,
+            "filter": self.filter.to_json(),
+        }
+
+
+def collection_name(name: str) -> str:
+    """Safe, unique and recognisable: 'ws-<slug>-<random>' (names may repeat after a delete)."""
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower()[:40] or "workspace"
+    return f"ws-{slug}-{secrets.token_hex(4)}"
+
+
+class Workspaces:
+    def __init__(self, library: Library, engine: Optional[Engine] = None) -> None:
+        if library.settings is None and engine is None:
+            raise ValueError("Workspaces need settings (a data dir) or an engine")
+        self.library = library
+        self.engine = engine or engine_for(library.settings)
+        self._tag_index: Any = None
+        self._searchers: dict[int, tuple[Any, Any]] = {}  # workspace id → (built_at, searcher)
+
+    # -- tag index ------------------------------------------------------------------------
+    @property
+    def tag_index(self) -> Any:
+        from spar_desktop.core.workspaces.tag_index import TagIndex
+
+        if self._tag_index is None:
+            self._tag_index = TagIndex(self.library, self.engine.chroma, self.engine.encoder)
+        self._tag_index.sync()
+        return self._tag_index
+
+    # -- create / read --------------------------------------------------------------------
+    def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
+               until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None) -> tuple[WorkspaceInfo, Explanation]:
+        name = (name or "").strip()
+        if not name:
+            raise WorkspaceError("a workspace needs a name")
+        with self.library.session() as s:
+            if s.scalar(select(Workspace.id).where(func.lower(Workspace.name) == name.lower())):
+                raise WorkspaceError(f"a workspace named '{name}' already exists")
+        flt = self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today)
+        with self.library.session() as s:
+            ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json())
+            s.add(ws)
+        return self.get(name), explain(self.library, flt)
+
+    def filter_for(self, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
+                   until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None) -> WorkspaceFilter:
+        """Request → filter, then explicit options on top (they win over what the request said)."""
+        if request.strip():
+            parsed = parse_request(request, today)
+            flt = build_filter(self.library, parsed, self.tag_index) if parsed.keywords or parsed.folders else \
+                WorkspaceFilter(since=parsed.since, until=parsed.until, formats=parsed.formats, authors=parsed.authors,
+                                request=request, notes=parsed.notes, problems=parsed.problems)
+        elif not (tags or since or until or types):
+            raise WorkspaceError("give a request (--prompt) or at least one filter (--tag, --since, --until, --type)")
+        else:
+            flt = WorkspaceFilter()
+        problems = list(flt.problems)
+        for t in tags:
+            choices: list[TagChoice] = []
+            for part in t.split("|"):
+                found = tag_choice(self.library, part)
+                if not found:
+                    problems.append(f"unknown tag '{part}'; not applied")
+                choices += found
+            if choices:
+                flt = flt.with_group(f"tag {t}", choices)
+        if since:
+            flt = replace(flt, since=since)
+        if until:
+            flt = replace(flt, until=until)
+        if types:
+            flt = replace(flt, formats=tuple(x.lower().lstrip(".") for x in types))
+        if flt.since and flt.until and flt.since > flt.until:
+            problems.append(f"since {flt.since} is after until {flt.until}: no file can match")
+        return replace(flt, problems=tuple(dict.fromkeys(problems)))
+
+    def _row(self, s, name: str) -> Workspace:
+        ws = s.scalar(select(Workspace).where(Workspace.name == name))
+        if ws is None:
+            ws = s.scalar(select(Workspace).where(func.lower(Workspace.name) == name.lower()))
+        if ws is None:
+            known = ", ".join(s.scalars(select(Workspace.name).order_by(Workspace.name)).all()) or "none yet"
+            raise WorkspaceNotFound(f"no workspace named '{name}' (workspaces: {known})")
+        return ws
+
+    def _info(self, s, ws: Workspace) -> WorkspaceInfo:
+        n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
+        return WorkspaceInfo(ws.id, ws.name, ws.status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
+                             ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
+                             ws.model_id, ws.last_error)
+
+    def get(self, name: str) -> WorkspaceInfo:
+        with self.library.session() as s:
+            return self._info(s, self._row(s, name))
+
+    def list(self) -> list[WorkspaceInfo]:
+        with self.library.session() as s:
+            return [self._info(s, w) for w in s.scalars(select(Workspace).order_by(Workspace.name))]
+
+    def files(self, name: str) -> list[WorkspaceFile]:
+        with self.library.session() as s:
+            ws = self._row(s, name)
+            return list(s.scalars(select(WorkspaceFile).where(WorkspaceFile.workspace_id == ws.id).order_by(WorkspaceFile.path)))
+
+    # -- filter ---------------------------------------------------------------------------
+    def current_filter(self, name: str) -> WorkspaceFilter:
+        """The stored filter, minus tags deleted since (each named in ``problems``)."""
+        flt = self.get(name).filter
+        ids = {t.tag_id for g in flt.groups for t in g.tags}
+        with self.library.session() as s:
+            alive = set(s.scalars(select(Tag.id).where(Tag.id.in_(ids)))) if ids else set()
+        gone = [t for g in flt.groups for t in g.tags if t.tag_id not in alive]
+        if not gone:
+            return flt
+        groups = tuple(TagGroup(g.label, tuple(t for t in g.tags if t.tag_id in alive), g.pruned) for g in flt.groups)
+        problems = flt.problems + tuple(f"tag '{t.value}' was deleted; removed from the filter" for t in gone)
+        emptied = [g.label for g in groups if not g.tags]
+        problems += tuple(f"tag group '{label}' lost all its tags and was dropped" for label in emptied)
+        return replace(flt, groups=tuple(g for g in groups if g.tags), problems=problems)
+
+    def explain(self, name: str) -> Explanation:
+        return explain(self.library, self.current_filter(name))
+
+    def set_filter(self, name: str, flt: WorkspaceFilter) -> Explanation:
+        with self.library.session() as s:
+            self._row(s, name).filter_json = flt.to_json()
+        return explain(self.library, flt)
+
+    # -- build / search (see builder.py and search.py) ---------------------------------------
+    def build(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
+              rebuild: bool = False):
+        from spar_desktop.core.workspaces.builder import build_workspace
+
+        return build_workspace(self, name, progress, cancel, rebuild)
+
+    def search(self, name: str, query: str, k: int = 10, method: str = "hybrid", session_key: Optional[str] = None,
+               source: str = "search"):
+        from spar_desktop.core.workspaces.search import search_workspace
+
+        return search_workspace(self, name, query, k, method, session_key, source)
+
+    # -- archive / reactivate / delete -----------------------------------------------------------
+    def archive(self, name: str) -> WorkspaceInfo:
+        from spar_desktop.core.retrieval.vector_store import delete_collection
+
+        with self.library.session() as s:
+            ws = self._row(s, name)
+            delete_collection(self.engine.chroma, ws.collection)
+            self._searchers.pop(ws.id, None)
+            ws.status, ws.archived_at = WorkspaceStatus.ARCHIVED, utcnow()
+        return self.get(name)
+
+    def reactivate(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None):
+        """Rebuild the collection from the embedding cache (re-embeds only what changed)."""
+        return self.build(name, progress, cancel)
+
+    def archive_idle(self, days: Optional[int] = None, now: Optional[datetime] = None) -> list[str]:
+        """Archive active workspaces unused for ``days`` (settings.workspace_idle_archive_days)."""
+        days = self.library.settings.workspace_idle_archive_days if days is None else days
+        if days <= 0:
+            return []
+        cutoff = (now or utcnow()) - timedelta(days=days)
+        with self.library.session() as s:
+            idle = list(s.scalars(select(Workspace.name).where(
+                Workspace.status == WorkspaceStatus.ACTIVE, Workspace.last_used_at < cutoff)))
+        for n in idle:
+            self.archive(n)
+            log.info("archived idle workspace %s", n)
+        return idle
+
+    def delete(self, name: str) -> None:
+        from spar_desktop.core.retrieval.vector_store import delete_collection
+
+        with self.library.session() as s:
+            ws = self._row(s, name)
+            delete_collection(self.engine.chroma, ws.collection)
+            self._searchers.pop(ws.id, None)
+            s.execute(delete(QueryLogEntry).where(QueryLogEntry.workspace_id == ws.id))
+            s.execute(delete(WorkspaceFile).where(WorkspaceFile.workspace_id == ws.id))
+            s.delete(ws)
+
+    def touch(self, workspace_id: int) -> None:
+        with self.library.session() as s:
+            ws = s.get(Workspace, workspace_id)
+            if ws is not None:
+                ws.last_used_at = utcnow()

@@ -1,0 +1,76 @@
+"""Workspace tables, in the same database as the metadata index (so they move with it)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Optional
+
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from spar_desktop.core.library.models import Base, utcnow
+
+
+class WorkspaceStatus:
+    DRAFT = "draft"  # filter chosen, never built
+    BUILDING = "building"
+    ACTIVE = "active"  # vectors in a collection, searchable
+    ARCHIVED = "archived"  # vectors dropped; filter, files, threads, history kept
+    ERROR = "error"
+
+
+class Workspace(Base):
+    __tablename__ = "workspaces"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(Text, unique=True)
+    collection: Mapped[str] = mapped_column(String(120), unique=True)
+    status: Mapped[str] = mapped_column(String(16), default=WorkspaceStatus.DRAFT)
+    filter_json: Mapped[dict] = mapped_column(JSON, default=dict)
+    model_id: Mapped[Optional[str]] = mapped_column(String(120), nullable=True)
+    chunker_key: Mapped[Optional[str]] = mapped_column(String(200), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    built_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
+    last_used_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    archived_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
+    chunk_count: Mapped[int] = mapped_column(Integer, default=0)
+    last_error: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+
+
+class WorkspaceFileState:
+    READY = "ready"  # in the collection
+    PENDING = "pending"  # admitted, not built yet
+    FAILED = "failed"  # could not be read/embedded: see error
+    NO_TEXT = "no_text"  # read fine, nothing to search (scanned PDF, image...)
+    MISSING = "missing"  # gone from disk since it was admitted
+
+
+class WorkspaceFile(Base):
+    __tablename__ = "workspace_files"
+    __table_args__ = (UniqueConstraint("workspace_id", "file_id"), Index("ix_wsfiles_file", "file_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    workspace_id: Mapped[int] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"))
+    file_id: Mapped[Optional[int]] = mapped_column(ForeignKey("files.id", ondelete="SET NULL"), nullable=True)
+    path: Mapped[str] = mapped_column(Text)  # kept even if the file row goes away
+    content_hash: Mapped[Optional[str]] = mapped_column(String(80), nullable=True)  # as built
+    state: Mapped[str] = mapped_column(String(16), default=WorkspaceFileState.PENDING)
+    error: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    chunks: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class QueryLogEntry(Base):
+    """Every search or chat retrieval: the query, ranked files with scores, what was opened or
+    cited. Workspace history, and the input of query-marginalized relations (EDR-MQ)."""
+
+    __tablename__ = "query_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    workspace_id: Mapped[Optional[int]] = mapped_column(ForeignKey("workspaces.id", ondelete="CASCADE"), index=True)
+    session_key: Mapped[str] = mapped_column(String(80), index=True)  # thread id or time-bucketed run
+    query: Mapped[str] = mapped_column(Text)
+    source: Mapped[str] = mapped_column(String(16), default="search")  # search | chat | eval
+    results: Mapped[list] = mapped_column(JSON, default=list)  # [[file_id, score], ...] best first
+    opened: Mapped[list] = mapped_column(JSON, default=list)  # file ids opened or cited
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
+    latency_ms: Mapped[Optional[float]] = mapped_column(Float, nullable=True)

@@ -1,0 +1,128 @@
+"""Searching inside a workspace: hybrid retrieval restricted to its collection, hits mapped back
+to files (path, page span), and every query logged (workspace history, relation discovery)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Optional
+
+from sqlalchemy import select
+
+from spar_desktop.core.library.models import File, FileStatus, utcnow
+from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.models import QueryLogEntry, WorkspaceStatus
+
+if TYPE_CHECKING:
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+# Searches closer together than this in one workspace form one session (for co-occurrence).
+SESSION_GAP = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class WorkspaceHit:
+    rank: int
+    file_id: int
+    path: str
+    title: Optional[str]
+    page_start: int
+    page_end: int
+    score: float
+    bm25_score: Optional[float]
+    dense_score: Optional[float]
+    text: str
+    context: Optional[str]  # the parent chunk: what an answer is grounded on
+    chunk_id: str
+    file_missing: bool = False
+
+    def to_json(self) -> dict:
+        return dict(self.__dict__)
+
+
+@dataclass(frozen=True)
+class WorkspaceResults:
+    workspace: str
+    query: str
+    hits: tuple[WorkspaceHit, ...]
+    message: Optional[str]
+    latency_ms: float
+    log_id: Optional[int] = None
+    notes: tuple[str, ...] = ()
+
+
+def _searcher(manager: "Workspaces", name: str):
+    """The workspace's searcher: reused while the build is current, else rebuilt from the cache."""
+    with manager.library.session() as s:
+        ws = manager._row(s, name)
+        ws_id, status, built_at = ws.id, ws.status, ws.built_at
+    if status == WorkspaceStatus.ARCHIVED:
+        raise WorkspaceError(f"'{name}' is archived: reactivate it first (spar ws reactivate \"{name}\")")
+    if status in (WorkspaceStatus.DRAFT, WorkspaceStatus.ERROR) or built_at is None:
+        raise WorkspaceError(f"'{name}' is not built yet: spar ws build \"{name}\"")
+    cached = manager._searchers.get(ws_id)
+    notes: tuple[str, ...] = ()
+    if cached is None or cached[0] != built_at:
+        report = manager.build(name)  # from the cache: re-embeds nothing unless files changed
+        notes = tuple(report.notes)
+        cached = manager._searchers[ws_id]
+    return ws_id, cached[1], notes
+
+
+def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, method: str = "hybrid",
+                     session_key: Optional[str] = None, source: str = "search") -> WorkspaceResults:
+    ws_id, searcher, notes = _searcher(manager, name)
+    t0 = time.perf_counter()
+    try:
+        results = searcher.search(query, k=k, method=method)
+    except Exception as exc:  # a collection deleted behind our back: rebuild once from the cache
+        if "collection" not in str(exc).lower() and "does not exist" not in str(exc).lower():
+            raise
+        manager._searchers.pop(ws_id, None)
+        report = manager.build(name)
+        notes = tuple(report.notes) + ("the vector collection had disappeared; rebuilt from cached embeddings",)
+        ws_id, searcher, _ = _searcher(manager, name)
+        results = searcher.search(query, k=k, method=method)
+    latency = (time.perf_counter() - t0) * 1000
+    ids = {h.file_id for h in results.hits if h.file_id is not None}
+    with manager.library.session() as s:
+        files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
+    hits = []
+    for h in results.hits:
+        f = files.get(h.file_id)
+        if f is None:
+            continue
+        hits.append(WorkspaceHit(h.rank, f.id, f.path, f.title, h.page_start, h.page_end, h.score, h.bm25_score,
+                                 h.dense_score, h.text, h.parent_text, h.chunk_id, f.status == FileStatus.MISSING))
+    log_id = log_query(manager, ws_id, query, [(fh.file_id, fh.score) for fh in results.files if fh.file_id],
+                       latency, session_key, source)
+    manager.touch(ws_id)
+    return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes)
+
+
+def log_query(manager: "Workspaces", ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
+              latency_ms: Optional[float], session_key: Optional[str], source: str) -> int:
+    with manager.library.session() as s:
+        if session_key is None:
+            last = s.scalar(select(QueryLogEntry).where(QueryLogEntry.workspace_id == ws_id)
+                            .order_by(QueryLogEntry.id.desc()).limit(1))
+            now = utcnow()
+            if last is not None and now - last.created_at < SESSION_GAP and last.session_key.startswith("run-"):
+                session_key = last.session_key
+            else:
+                session_key = f"run-{ws_id}-{int(now.timestamp())}"
+        entry = QueryLogEntry(workspace_id=ws_id, session_key=session_key, query=query, source=source,
+                              results=[[fid, round(float(sc), 5)] for fid, sc in ranked], latency_ms=latency_ms)
+        s.add(entry)
+        s.flush()
+        return entry.id
+
+
+def mark_opened(manager: "Workspaces", log_id: int, file_id: int) -> None:
+    """A result was opened or cited: the strongest signal of what the query was about."""
+    with manager.library.session() as s:
+        entry = s.get(QueryLogEntry, log_id)
+        if entry is not None and file_id not in (entry.opened or []):
+            entry.opened = list(entry.opened or []) + [file_id]
+
