@@ -1,0 +1,68 @@
+"""`spar ws` end to end as a user runs it: index → create from a request → explain → build →
+search (cited chunks) → archive → reactivate (nothing re-embedded) → export → import."""
+
+from __future__ import annotations
+
+import json
+import os
+from datetime import datetime
+from pathlib import Path
+
+from spar_desktop.cli import main
+
+
+def spar(capsys, data: Path, *args: str) -> tuple[int, str, str]:
+    code = main(["--data-dir", str(data), *args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_workspace_commands(tmp_path, capsys):
+    share, data = tmp_path / "share", tmp_path / "data"
+    notes = {
+        "Operations/Incident-Reports/2023/gearbox.md": ("Gearbox failure at Site B: oil contamination of the bearing.", 2023),
+        "Operations/Incident-Reports/2022/blade.md": ("Blade crack found during inspection at Site A.", 2022),
+        "Finance/Budgets/2023/falcon.md": ("Falcon project budget: 1.25 million pounds for 2023.", 2023),
+    }
+    for rel, (text, year) in notes.items():
+        p = share / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        ts = datetime(year, 5, 1).timestamp()
+        os.utime(p, (ts, ts))
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+
+    code, out, _ = spar(capsys, data, "ws", "create", "incidents", "--prompt", "incident reports from 2023")
+    assert code == 0 and "1 files admitted" in out and "Incident-Reports" in out
+    code, out, _ = spar(capsys, data, "ws", "explain", "incidents", "--json")
+    funnel = [s["admitted"] for s in json.loads(out)["funnel"]]
+    assert funnel == [3, 2, 1]
+
+    code, out, _ = spar(capsys, data, "ws", "build", "incidents", "--json")
+    built = json.loads(out)
+    assert code == 0 and built["ready"] == 1 and built["embedded_chunks"] >= 1
+    code, out, _ = spar(capsys, data, "ws", "search", "incidents", "why did the gearbox fail", "--json")
+    [hit] = json.loads(out)["hits"]
+    assert hit["path"].endswith("gearbox.md") and hit["page_start"] == 1 and "oil contamination" in hit["text"]
+
+    assert spar(capsys, data, "ws", "archive", "incidents")[0] == 0
+    code, _, err = spar(capsys, data, "ws", "search", "incidents", "gearbox")
+    assert code == 1 and "archived" in err
+    code, out, _ = spar(capsys, data, "ws", "reactivate", "incidents", "--json")
+    assert json.loads(out)["embedded_chunks"] == 0  # rebuilt from the cache
+
+    out_file = tmp_path / "incidents.sparws"
+    assert spar(capsys, data, "ws", "export", "incidents", str(out_file))[0] == 0
+    code, out, _ = spar(capsys, data, "ws", "import", str(out_file), "--name", "copy")
+    assert code == 0 and "1/1 files found" in out
+    code, out, _ = spar(capsys, data, "ws", "list")
+    assert "incidents" in out and "copy" in out
+
+    code, _, err = spar(capsys, data, "ws", "search", "nope", "x")
+    assert code == 1 and "no workspace named 'nope'" in err
+    code, _, err = spar(capsys, data, "ws", "create", "empty")
+    assert code == 1 and "give a request" in err
+    bad = tmp_path / "bad.sparws"
+    bad.write_bytes(b"not a zip")
+    code, _, err = spar(capsys, data, "ws", "import", str(bad))
+    assert code == 1 and "not a valid zip" in err
