@@ -1,0 +1,168 @@
+"""``extract(path)``: any supported file to an ExtractedDocument; format detection lives here.
+
+Callers need to handle exactly two outcomes: an ExtractedDocument (possibly with
+``no_text_reason`` for images, scans, unsupported or empty files) or an ExtractionError with a
+message fit to show a person. Per-format readers live in ``extract_*`` modules and import their
+heavy libraries lazily, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+import zipfile
+from pathlib import Path
+from typing import Callable, Optional, Union
+
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.types import ExtractedDocument, PageText
+
+log = logging.getLogger(__name__)
+
+__all__ = ["extract", "extract_text_string", "detect_format", "ExtractionError", "FORMATS"]
+
+DEFAULT_MAX_CHARS = 20_000_000
+FORMATS = ("pdf", "docx", "md", "txt", "html", "csv", "tsv", "json", "jsonl", "image", "binary")
+
+_EXTENSIONS = {
+    ".pdf": "pdf", ".docx": "docx", ".docm": "docx", ".md": "md", ".markdown": "md",
+    ".txt": "txt", ".text": "txt", ".log": "txt", ".rst": "txt", ".xml": "txt", ".eml": "txt",
+    ".html": "html", ".htm": "html", ".xhtml": "html", ".csv": "csv", ".tsv": "tsv",
+    ".tab": "tsv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".bmp": "image",
+    ".tif": "image", ".tiff": "image", ".webp": "image", ".heic": "image", ".svg": "image",
+}
+# Names other parts of the app use for formats (library probe, user input) -> ours.
+_ALIASES = {"markdown": "md", "text": "txt", "htm": "html", "ndjson": "jsonl", "xml": "txt",
+            "email": "txt", "jpg": "image", "png": "image", "other": ""}
+_IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00",
+                b"MM\x00*")
+_OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_HEAD_BYTES = 8192
+
+
+def extract(path: Union[str, Path], format: Optional[str] = None,
+            max_chars: int = DEFAULT_MAX_CHARS) -> ExtractedDocument:
+    """Extract the text of ``path``; ``format`` overrides detection (see FORMATS).
+
+    Raises ExtractionError for files that exist but can't be read as their format (corrupt,
+    password-protected, unreadable). At most ``max_chars`` characters are kept (with a warning).
+    """
+    path = Path(path)
+    try:
+        if not path.is_file():
+            raise ExtractionError(f"not a readable file: {path}")
+        fmt = _normalise(format) or detect_format(path)
+        reader = _READERS.get(fmt)
+        if reader is None:
+            return _no_text(fmt, path)
+        return reader(path, max_chars)
+    except ExtractionError:
+        raise
+    except PermissionError as exc:
+        raise ExtractionError(f"permission denied: {path.name}") from exc
+    except OSError as exc:
+        raise ExtractionError(f"cannot read file: {exc.strerror or exc}") from exc
+    except MemoryError as exc:
+        raise ExtractionError("file too large to extract in memory") from exc
+    except Exception as exc:  # library bugs on odd files must not stop a whole folder's scan
+        log.warning("extraction failed for %s", path, exc_info=True)
+        raise ExtractionError(f"could not extract text: {type(exc).__name__}: {exc}") from exc
+
+
+def extract_text_string(text: str, title: Optional[str] = None,
+                        format: str = "txt") -> ExtractedDocument:
+    """An in-memory document (e.g. a BEIR corpus entry): the title, a blank line, the text.
+
+    The title is part of the text so it is chunked and searched like the body, as BEIR
+    evaluations expect.
+    """
+    title = (title or "").strip() or None
+    body = "\n\n".join(p for p in (title, (text or "").strip()) if p)
+    if not body:
+        return ExtractedDocument((), format, title, (), "empty document")
+    return ExtractedDocument((PageText(1, body),), format, title)
+
+
+def detect_format(path: Path) -> str:
+    """Format from strong magic bytes first (a '.txt' that is really a PDF), then the
+    extension, then a look at the content."""
+    with open(path, "rb") as f:
+        head = f.read(_HEAD_BYTES)
+    if head.startswith(b"%PDF") or b"%PDF-" in head[:1024]:
+        return "pdf"
+    if head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
+        return "image"
+    if head.startswith(b"PK\x03\x04"):
+        return "docx" if _is_docx_zip(path) else _EXTENSIONS.get(path.suffix.lower(), "binary")
+    if head.startswith(_OLE_MAGIC):
+        return _EXTENSIONS.get(path.suffix.lower(), "binary")  # .docx here = encrypted DOCX
+    by_ext = _EXTENSIONS.get(path.suffix.lower())
+    if by_ext:
+        return by_ext
+    return _sniff_content(head)
+
+
+def _sniff_content(head: bytes) -> str:
+    if not head:
+        return "txt"
+    if _looks_binary(head):
+        return "binary"
+    lead = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+    if lead.startswith((b"<!doctype html", b"<html")) or b"<html" in lead:
+        return "html"
+    if lead.startswith((b"{", b"[")):
+        return "json"
+    return "txt"
+
+
+def _looks_binary(head: bytes) -> bool:
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\xef\xbb\xbf")):
+        return False  # BOM: text even with NUL bytes (UTF-16)
+    if b"\x00" in head:
+        return True
+    control = sum(1 for b in head if b < 9 or 13 < b < 32)
+    return control / len(head) > 0.10
+
+
+def _is_docx_zip(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "word/document.xml" in zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def _normalise(fmt: Optional[str]) -> str:
+    if not fmt:
+        return ""
+    fmt = fmt.strip().lower().lstrip(".")
+    return _ALIASES.get(fmt, fmt)
+
+
+def _no_text(fmt: str, path: Path) -> ExtractedDocument:
+    if fmt == "image":
+        reason = "image file (no OCR)"
+    elif fmt == "binary":
+        reason = f"unsupported binary file ({path.suffix or 'no extension'})"
+    else:
+        reason = f"unsupported format: {fmt}"
+    return ExtractedDocument((), fmt if fmt in FORMATS else "binary", None, (), reason)
+
+
+def _reader_table() -> dict[str, Callable[[Path, int], ExtractedDocument]]:
+    # Imported here, not at module top, only to keep the table next to the names it maps;
+    # these modules themselves import their heavy libraries lazily.
+    from spar_desktop.core.documents import extract_structured as st
+    from spar_desktop.core.documents.extract_office import extract_docx
+    from spar_desktop.core.documents.extract_pdf import extract_pdf
+    from spar_desktop.core.documents.extract_text import extract_html, extract_md, extract_txt
+
+    return {
+        "pdf": extract_pdf, "docx": extract_docx, "md": extract_md, "txt": extract_txt,
+        "html": extract_html, "json": st.extract_json, "jsonl": st.extract_jsonl,
+        "csv": lambda p, m: st.extract_csv(p, "csv", m),
+        "tsv": lambda p, m: st.extract_csv(p, "tsv", m),
+    }
+
+
+_READERS = _reader_table()
