@@ -20,6 +20,8 @@ COMMAND_MODULES = [
     "spar_desktop.commands.status_cmd",
     "spar_desktop.commands.ws_cmd",
     "spar_desktop.commands.eval_cmd",
+    "spar_desktop.commands.ask_cmd",
+    "spar_desktop.commands.thread_cmd",
 ]
 
 

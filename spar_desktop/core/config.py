@@ -114,11 +114,13 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
 def normalize_ollama_host(value: str) -> str:
     """Accept OLLAMA_HOST the way the ollama tools do: 'host', 'host:port' or a full URL."""
     value = value.strip()
-    if "://" not in value:
-        value = f"http://{value}"
-    parsed = urlparse(value)
-    port = parsed.port or 11434
+    has_scheme = "://" in value
+    parsed = urlparse(value if has_scheme else f"http://{value}")
     host = parsed.hostname or "127.0.0.1"
-    if host == "0.0.0.0":
+    if host == "0.0.0.0":  # the server's bind-all address: the client talks to this machine
         host = "127.0.0.1"
-    return f"{parsed.scheme}://{host}:{port}"
+    if ":" in host:
+        host = f"[{host}]"
+    # A bare host gets Ollama's port; a full URL keeps its own (80/443 when it names none).
+    port = parsed.port or (None if has_scheme else 11434)
+    return f"{parsed.scheme}://{host}{f':{port}' if port else ''}{parsed.path.rstrip('/')}"

@@ -41,7 +41,15 @@ all any every each some no not only just also please can could would should will
 retrieve find get show give list fetch pull collect gather search look looking open display bring locate return
 documents document files file docs doc items records stuff things everything anything related relevant regarding
 concerning re dated date dates which what who whom whose when where why how than then so such very more most
+""".split()) | set("""
+effective efficacious efficient safe safely useful relevant important significant possible potential necessary
+needed really still also even actually better worse good bad best worst new old real true false likely
+work works working impact impacts affect affects affected increase increases increased decrease decreases
+decreased improve improves improved reduce reduces reduced promote promotes predict predicts predicted
+exist exists existing associated association relationship related role influence matter matters help helps
 """.split())
+# The second set: evaluative and relational words that carry the question ("is it safe?", "does
+# it work?") rather than its topic; as tag groups they would only over-constrain the selection.
 # Connectors split keyword phrases: 'CT scans and reports for patient A' → 3 phrases.
 PHRASE_BREAK = re.compile(r"\b(?:and|or|for|of|about|on|in|with|from|by|regarding|concerning|to|at|dated|that|which|including)\b|[,;:()\[\]!?\"]", re.I)
 

@@ -78,9 +78,9 @@ def export_workspace(manager: "Workspaces", name: str, out: str | Path) -> Path:
 
 
 def _export_threads(manager: "Workspaces", ws_id: int) -> list[dict]:
-    """Chat threads, when the chat layer is present (it registers its own exporter)."""
-    exporter = getattr(manager, "thread_exporter", None)
-    return exporter(ws_id) if exporter else []
+    from spar_desktop.core.chat.share import export_threads  # the chat layer builds on workspaces
+
+    return export_threads(manager.library, ws_id)
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -198,7 +198,8 @@ def import_workspace(manager: "Workspaces", path: str | Path, name: str | None =
                 s.add(QueryLogEntry(workspace_id=ws.id, session_key=str(q.get("session", "imported"))[:80],
                                     query=q["query"][:2000], source="import"))
                 report.queries += 1
-    importer = getattr(manager, "thread_importer", None)
-    if importer and m.get("threads"):
-        report.threads = importer(final, m["threads"])
+    if m.get("threads"):
+        from spar_desktop.core.chat.share import import_threads
+
+        report.threads = import_threads(manager.library, final, m["threads"])
     return report

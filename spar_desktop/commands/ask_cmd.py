@@ -1,0 +1,120 @@
+"""`spar ask WORKSPACE "question"`: a grounded answer streamed to the terminal, then its sources.
+
+Without a reachable Ollama server the answer is retrieval-only (the best passages, grouped by
+file) and a banner on stderr says how to start one. Ctrl-C stops the generation (the partial
+answer is kept in the thread).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import signal
+import sys
+
+from spar_desktop.commands.common import settings_from_args
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("ask", help="ask a question about a workspace's files (streamed, with citations)")
+    p.add_argument("workspace")
+    p.add_argument("question")
+    p.add_argument("--thread", help="continue thread T (id or title); an unknown title starts a thread with it")
+    p.add_argument("--model", help="Ollama model (default: from settings; the server is OLLAMA_HOST)")
+    p.add_argument("--k", type=int, default=8, help="passages to ground the answer on (default 8)")
+    p.add_argument("--timeout", type=float, default=None,
+                   help="give up after this many seconds without output from the model (default 60)")
+    p.add_argument("--json", action="store_true", help="print the whole result as JSON at the end (no streaming)")
+    p.set_defaults(func=run_ask)
+
+
+def _sources(result) -> list[str]:
+    by_n = {p.n: p for p in result.passages}
+    lines = []
+    for c in result.citations:
+        p = by_n.get(c.n)
+        if not c.valid or p is None:
+            lines.append(f"[{c.n}] ! cites no passage (only 1-{len(result.passages)} were given)")
+        else:
+            gone = "  [file no longer on disk]" if p.file_missing else ""
+            lines.append(f"[{c.n}] {p.name}, {p.pages} — {p.path}{gone}")
+    return lines
+
+
+def run_ask(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.chat.client import STALL_TIMEOUT, Ollama
+    from spar_desktop.core.chat.session import ChatSession
+    from spar_desktop.core.chat.threads import ThreadError, ThreadStore
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.progress import CancelToken
+    from spar_desktop.core.workspaces.errors import WorkspaceError
+    from spar_desktop.core.workspaces.manager import Workspaces
+    from spar_desktop.core.workspaces.models import WorkspaceStatus
+
+    if args.k < 1:
+        raise CommandError("--k must be at least 1")
+    settings = settings_from_args(args)
+    library = Library.open(settings)
+    try:
+        manager = Workspaces(library)
+        store = ThreadStore(library)
+        try:
+            ws = manager.get(args.workspace)
+            # Say it before a thread is started for nothing (the session would store the error).
+            if ws.status == WorkspaceStatus.ARCHIVED:
+                raise CommandError(f"'{ws.name}' is archived: reactivate it first (spar ws reactivate \"{ws.name}\")")
+            if ws.status in (WorkspaceStatus.DRAFT, WorkspaceStatus.ERROR) or ws.built_at is None:
+                raise CommandError(f"'{ws.name}' is not built yet: spar ws build \"{ws.name}\"")
+            thread = store.resolve(ws.name, args.thread) if args.thread else None
+            if args.thread and thread is None:
+                if args.thread.strip().isdigit():
+                    raise CommandError(f"no thread {args.thread} in '{ws.name}' (spar thread list \"{ws.name}\")")
+                thread = store.create(ws.name, title=args.thread)
+            elif thread is None:
+                thread = store.create(ws.name)
+        except (WorkspaceError, ThreadError) as exc:
+            raise CommandError(str(exc)) from exc
+        ollama = Ollama.from_settings(settings, args.model, stall_timeout=args.timeout or STALL_TIMEOUT)
+        session = ChatSession(manager, ollama, k=args.k)
+        cancel = CancelToken()
+
+        def on_token(delta: str) -> None:
+            if not args.json:
+                sys.stdout.write(delta)
+                sys.stdout.flush()
+
+        previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+        try:
+            result = asyncio.run(session.answer(thread.id, args.question, on_token, cancel))
+        except ThreadError as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            signal.signal(signal.SIGINT, previous)
+    finally:
+        library.close()
+
+    if result.notice:
+        print(f"spar: {result.notice}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1, ensure_ascii=False, default=str))
+    else:
+        if result.text and not result.text.endswith("\n"):
+            print()
+        sources = _sources(result)
+        if sources:
+            print("\nSources:")
+            print("\n".join(sources))
+        t = result.timings
+        how = result.model if result.mode == "llm" else "retrieval only"
+        print(f"thread {result.thread_id} · {how} · {t.total_ms / 1000:.1f} s "
+              f"(continue with --thread {result.thread_id})", file=sys.stderr)
+    if result.status == "stopped":
+        print("spar: stopped; the partial answer is kept in the thread", file=sys.stderr)
+        return 130
+    if result.status == "error":
+        if args.json:
+            return 1
+        raise CommandError(result.error or "the answer failed")
+    return 0

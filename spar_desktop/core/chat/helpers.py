@@ -1,0 +1,194 @@
+"""Optional LLM helpers behind the same Ollama service, each with a clean fallback:
+
+- ``llm_keywords(text)``: the keyword step of workspace requests (``parse_request``'s
+  ``llm_keywords`` callback). Raises ChatError on any failure: ``parse_request`` then uses its
+  rules and tells the user.
+- ``context_fn(doc_excerpt, chunk_text)``: contextual chunk enhancement (documents.contextual's
+  ``ContextFn``). Raises on failure: ``contextualize`` then keeps all chunks plain.
+- ``rerank(query, passages)``: listwise reranking; the model returns a JSON permutation. Never
+  raises: output that does not parse (or no server) gives back the fused order, ``fell_back``
+  True and the reason.
+
+The callbacks are synchronous (their callers are); each call runs the async client on a private
+event loop, in a helper thread when the calling thread already runs one (the UI's qasync loop).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from dataclasses import dataclass
+from typing import Any, Coroutine, Optional, Sequence, TypeVar
+
+from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
+from spar_desktop.core.config import Settings
+
+T = TypeVar("T")
+MAX_KEYWORDS = 12
+RERANK_PASSAGE_CHARS = 600  # listwise prompts hold every candidate: keep each one short
+
+KEYWORDS_PROMPT = """Extract the search keywords from this request for files. Return JSON: {{"keywords": [...]}}.
+Keywords are the subjects, names, projects and document kinds the files are about (e.g. "incident reports",
+"project Falcon", "patient A"). Leave out dates, file formats, authors and filler words.
+
+Request: {text}"""
+
+CONTEXT_PROMPT = """<document>
+{doc}
+</document>
+Here is a chunk from this document:
+<chunk>
+{chunk}
+</chunk>
+Write one or two short sentences that situate this chunk within the whole document, to improve
+search retrieval of the chunk. Answer only with those sentences."""
+
+RERANK_PROMPT = """Rank the passages below by how well they answer the query, most relevant first.
+Return JSON: {{"ranking": [passage numbers]}} listing every number from 1 to {n} exactly once.
+
+Query: {query}
+
+{passages}"""
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion from synchronous code, even inside a running event loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=target, name="spar-llm-helper", daemon=True)
+    t.start()
+    t.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _json_object(text: str) -> Any:
+    """The JSON in a model's reply, tolerating ```json fences and chatter around it."""
+    text = (text or "").strip()
+    fenced = re.search(r"```(?:json)?\s*(.+?)```", text, re.S)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        m = re.search(r"(\{.*\}|\[.*\])", text, re.S)
+        if not m:
+            raise
+        return json.loads(m.group(1))
+
+
+@dataclass(frozen=True)
+class RerankResult:
+    order: tuple[int, ...]  # indices into the input, best first (a permutation of range(n))
+    fell_back: bool  # True: ``order`` is the input (fused) order
+    reason: Optional[str] = None  # why it fell back
+
+    def apply(self, items: Sequence[T]) -> list[T]:
+        return [items[i] for i in self.order]
+
+
+def parse_permutation(reply: str, n: int) -> Optional[tuple[int, ...]]:
+    """1-based passage numbers from the model → a full 0-based permutation; numbers it forgot
+    follow in their fused order. None when nothing usable is there."""
+    try:
+        data = _json_object(reply)
+    except (json.JSONDecodeError, ValueError):
+        return None
+    if isinstance(data, dict):
+        data = next((data[k] for k in ("ranking", "order", "permutation", "ranks", "passages") if k in data), None)
+    if not isinstance(data, list):
+        return None
+    seen: list[int] = []
+    for x in data:
+        if isinstance(x, bool):
+            continue
+        if isinstance(x, str) and x.strip().strip("[]").isdigit():
+            x = int(x.strip().strip("[]"))
+        if isinstance(x, int) and 1 <= x <= n and x - 1 not in seen:
+            seen.append(x - 1)
+    if not seen:
+        return None
+    return tuple(seen + [i for i in range(n) if i not in seen])
+
+
+class LLMHelpers:
+    """The helpers bound to one Ollama service; its bound methods are the callbacks."""
+
+    def __init__(self, ollama: Ollama) -> None:
+        self.ollama = ollama
+
+    @classmethod
+    def from_settings(cls, settings: Optional[Settings], model: Optional[str] = None, **kw: Any) -> "LLMHelpers":
+        return cls(Ollama.from_settings(settings, model, **kw))
+
+    # -- request keywords ------------------------------------------------------------------
+    async def allm_keywords(self, text: str) -> list[str]:
+        reply = await self.ollama.generate(KEYWORDS_PROMPT.format(text=text), json_format=True,
+                                           options={"temperature": 0})
+        try:
+            data = _json_object(reply)
+        except (json.JSONDecodeError, ValueError):
+            raise ChatError("the model's keywords were not JSON", ErrorKind.PROTOCOL) from None
+        items = data.get("keywords") if isinstance(data, dict) else data
+        if not isinstance(items, list):
+            raise ChatError("the model returned no keyword list", ErrorKind.PROTOCOL)
+        out: list[str] = []
+        for k in items:
+            if isinstance(k, str) and k.strip() and k.strip().lower() not in (o.lower() for o in out):
+                out.append(" ".join(k.split())[:80])
+        return out[:MAX_KEYWORDS]
+
+    def llm_keywords(self, text: str) -> list[str]:
+        return run_sync(self.allm_keywords(text))
+
+    # -- contextual chunks ------------------------------------------------------------------
+    async def acontext(self, doc_excerpt: str, chunk_text: str) -> str:
+        reply = await self.ollama.generate(CONTEXT_PROMPT.format(doc=doc_excerpt, chunk=chunk_text),
+                                           options={"temperature": 0, "num_predict": 120})
+        return " ".join(reply.split())
+
+    def context_fn(self, doc_excerpt: str, chunk_text: str) -> str:
+        return run_sync(self.acontext(doc_excerpt, chunk_text))
+
+    # -- reranking --------------------------------------------------------------------------
+    async def arerank(self, query: str, passages: Sequence[Any]) -> RerankResult:
+        texts = [p if isinstance(p, str) else (getattr(p, "text", None) or str(p)) for p in passages]
+        n = len(texts)
+        fused = tuple(range(n))
+        if n < 2:
+            return RerankResult(fused, False)
+        body = "\n\n".join(f"[{i + 1}] {' '.join(t.split())[:RERANK_PASSAGE_CHARS]}" for i, t in enumerate(texts))
+        try:
+            reply = await self.ollama.generate(RERANK_PROMPT.format(n=n, query=query, passages=body),
+                                               json_format=True, options={"temperature": 0})
+        except ChatError as exc:
+            return RerankResult(fused, True, str(exc))
+        order = parse_permutation(reply, n)
+        if order is None:
+            return RerankResult(fused, True, "the model's ranking did not parse as a JSON list of passage numbers")
+        return RerankResult(order, False)
+
+    def rerank(self, query: str, passages: Sequence[Any]) -> RerankResult:
+        return run_sync(self.arerank(query, passages))
+
+
+def llm_keywords(text: str, settings: Optional[Settings] = None) -> list[str]:
+    """Module-level callback with the settings' host and model (``load_settings()`` when None)."""
+    if settings is None:
+        from spar_desktop.core.config import load_settings
+
+        settings = load_settings()
+    return LLMHelpers.from_settings(settings).llm_keywords(text)

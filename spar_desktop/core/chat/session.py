@@ -1,0 +1,202 @@
+"""``ChatSession.answer``: one question in a thread → retrieval in the thread's workspace →
+a streamed, cited answer from Ollama, or a retrieval-only answer when no server is reachable.
+
+Qt-free and async: the UI awaits it on the qasync loop (retrieval runs in a worker thread so the
+window never freezes), the CLI through ``asyncio.run``. Whatever happens, the result is an
+immutable ``AnswerResult`` and the thread holds both messages (see threads.py for the policy).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+
+from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
+from spar_desktop.core.chat.models import AnswerMode, MessageStatus
+from spar_desktop.core.chat.prompt import (
+    DEFAULT_PASSAGE_CHARS, Citation, Passage, all_citations, build_messages, parse_citations, passages_from_hits,
+    retrieval_only_text,
+)
+from spar_desktop.core.chat.threads import ThreadError, ThreadStore
+from spar_desktop.core.progress import CancelToken
+from spar_desktop.core.workspaces.errors import WorkspaceError
+
+DEFAULT_K = 8
+NOTHING_FOUND = "Nothing in workspace '{ws}' matches this question, so there is nothing to answer from."
+
+
+@dataclass(frozen=True)
+class Timings:
+    retrieval_ms: float = 0.0
+    first_token_ms: Optional[float] = None
+    generation_ms: Optional[float] = None
+    total_ms: float = 0.0
+    prompt_tokens: Optional[int] = None
+    output_tokens: Optional[int] = None
+    load_ms: Optional[float] = None
+
+    def to_json(self) -> dict:
+        return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in self.__dict__.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    thread_id: int
+    message_id: int  # the assistant message (feedback, citation-opened go there)
+    user_message_id: int
+    question: str
+    text: str  # == everything passed to on_token, in order
+    citations: tuple[Citation, ...]
+    passages: tuple[Passage, ...]
+    model: Optional[str]  # None in retrieval-only mode
+    mode: str  # 'llm' | 'retrieval-only'
+    status: str  # 'ok' | 'stopped' | 'error'
+    error: Optional[str] = None  # what went wrong, for the user
+    error_kind: Optional[str] = None  # client.ErrorKind, or 'workspace'
+    notice: Optional[str] = None  # the 'Ollama is not reachable' banner, given once per session
+    timings: Timings = field(default_factory=Timings)
+
+    @property
+    def invalid_citations(self) -> tuple[int, ...]:
+        return tuple(c.n for c in self.citations if not c.valid)
+
+    def to_json(self) -> dict:
+        return {"thread_id": self.thread_id, "message_id": self.message_id, "question": self.question,
+                "text": self.text, "mode": self.mode, "status": self.status, "model": self.model,
+                "error": self.error, "error_kind": self.error_kind, "notice": self.notice,
+                "citations": [c.to_json() for c in self.citations],
+                "passages": [p.to_json() for p in self.passages], "timings": self.timings.to_json()}
+
+
+class ChatSession:
+    """Answers questions in threads of one library's workspaces.
+
+    ``llm_available`` is None until known, then follows every answer and ``check_server`` /
+    ``watch_server``; every answer still tries the server first (a refused connection costs
+    milliseconds), so chat switches back by itself as soon as Ollama is up.
+    """
+
+    def __init__(self, manager: Any, ollama: Optional[Ollama] = None, *, model: Optional[str] = None,
+                 k: int = DEFAULT_K, passage_chars: int = DEFAULT_PASSAGE_CHARS) -> None:
+        self.manager = manager
+        self.threads = ThreadStore(manager.library)
+        self.ollama = ollama or Ollama.from_settings(manager.library.settings, model)
+        self.model = model or self.ollama.model  # the picker's choice; answer(model=...) overrides
+        self.k = k
+        self.passage_chars = passage_chars
+        self.llm_available: Optional[bool] = None
+        self._banner_given = False
+
+    # -- server state -------------------------------------------------------------------------
+    def _set_available(self, ok: bool) -> Optional[str]:
+        """Update the state; return the banner when it should be shown (first time down)."""
+        self.llm_available = ok
+        if ok:
+            self._banner_given = False  # if it goes away again, say so again
+            return None
+        if self._banner_given:
+            return None
+        self._banner_given = True
+        return self.ollama.start_hint
+
+    async def check_server(self) -> bool:
+        ok = await self.ollama.is_reachable()
+        self._set_available(ok)
+        return ok
+
+    async def watch_server(self, on_change: Callable[[bool], Any], interval: float = 15.0,
+                           stop: Optional[CancelToken] = None) -> None:
+        def changed(ok: bool) -> Any:
+            self._set_available(ok)
+            return on_change(ok)
+
+        await self.ollama.watch_server(changed, interval, stop)
+
+    async def list_models(self) -> list:
+        return await self.ollama.list_models()
+
+    # -- answering ------------------------------------------------------------------------------
+    async def answer(self, thread_id: int, question: str, on_token: Optional[Callable[[str], Any]] = None,
+                     cancel: Optional[CancelToken] = None, *, model: Optional[str] = None,
+                     k: Optional[int] = None) -> AnswerResult:
+        question = (question or "").strip()
+        if not question:
+            raise ThreadError("the question is empty")
+        thread = self.threads.get(thread_id)  # ThreadError before anything is stored
+        model = model or self.model
+        t0 = time.perf_counter()
+        user_id = self.threads.add_user_message(thread.id, question)
+        self.threads.touch(thread.id, title_from=question)
+        streamed: list[str] = []
+
+        def emit(delta: str) -> None:
+            streamed.append(delta)
+            if on_token is not None:
+                on_token(delta)
+
+        def finish(text: str, status: str, mode: str, *, passages: tuple[Passage, ...] = (),
+                   citations: tuple[Citation, ...] = (), error: Optional[str] = None, kind: Optional[str] = None,
+                   notice: Optional[str] = None, used_model: Optional[str] = None, log_id: Optional[int] = None,
+                   timings: Optional[Timings] = None) -> AnswerResult:
+            timings = timings or Timings(total_ms=(time.perf_counter() - t0) * 1000)
+            mid = self.threads.add_assistant_message(
+                thread.id, content=text, status=status, mode=mode, error=error, model=used_model, passages=passages,
+                citations=citations, timings=timings.to_json(), log_id=log_id)
+            self.threads.touch(thread.id, model=used_model)
+            return AnswerResult(thread.id, mid, user_id, question, text, citations, passages, used_model, mode,
+                                status, error, kind, notice, timings)
+
+        # 1. Retrieval (sync, CPU/disk bound: a worker thread keeps the event loop responsive).
+        try:
+            results = await asyncio.to_thread(self.manager.search, thread.workspace, question, k or self.k,
+                                              "hybrid", f"thread-{thread.id}", "chat")
+        except WorkspaceError as exc:
+            return finish("", MessageStatus.ERROR, AnswerMode.RETRIEVAL_ONLY, error=str(exc), kind="workspace")
+        except asyncio.CancelledError:
+            finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
+            raise
+        retrieval_ms = results.latency_ms
+        passages = passages_from_hits(results.hits, self.passage_chars)
+        if not passages:
+            text = NOTHING_FOUND.format(ws=thread.workspace)
+            if results.message:
+                text += f" ({results.message})"
+            emit(text)
+            return finish(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, log_id=results.log_id,
+                          timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
+        if cancel is not None and cancel.cancelled:
+            return finish("", MessageStatus.STOPPED, AnswerMode.LLM, passages=passages, log_id=results.log_id)
+
+        # 2. Generation, streamed.
+        messages = build_messages(question, passages, self.threads.history(thread.id))
+        t_gen = time.perf_counter()
+        try:
+            out = await self.ollama.stream_chat(messages, emit, cancel, model)
+        except ChatError as exc:
+            if exc.kind == ErrorKind.UNREACHABLE and not streamed:
+                notice = self._set_available(False)
+                text = retrieval_only_text(passages)
+                emit(text)
+                return finish(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,
+                              citations=all_citations(passages), notice=notice, log_id=results.log_id,
+                              timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
+            self.llm_available = True  # it answered, even if with an error
+            text = "".join(streamed)
+            return finish(text, MessageStatus.ERROR, AnswerMode.LLM, passages=passages,
+                          citations=parse_citations(text, passages), error=str(exc), kind=exc.kind,
+                          used_model=model, log_id=results.log_id,
+                          timings=Timings(retrieval_ms, None, (time.perf_counter() - t_gen) * 1000,
+                                          (time.perf_counter() - t0) * 1000))
+        except asyncio.CancelledError:  # the caller's task was cancelled: keep what was said
+            text = "".join(streamed)
+            finish(text, MessageStatus.STOPPED, AnswerMode.LLM, passages=passages,
+                   citations=parse_citations(text, passages), used_model=model, log_id=results.log_id)
+            raise
+        self._set_available(True)
+        timings = Timings(retrieval_ms, out.first_token_ms, out.total_ms, (time.perf_counter() - t0) * 1000,
+                          out.stats.get("prompt_tokens"), out.stats.get("output_tokens"), out.stats.get("load_ms"))
+        return finish(out.text, MessageStatus.STOPPED if out.stopped else MessageStatus.OK, AnswerMode.LLM,
+                      passages=passages, citations=parse_citations(out.text, passages), used_model=out.model,
+                      log_id=results.log_id, timings=timings)
