@@ -1,0 +1,126 @@
+"""UI responsiveness while indexing: the longest event-loop gap seen by a 10 ms heartbeat.
+
+    python benchmarks/ui_stall.py --files 10000
+
+Generates a share (tests/support/corpora.write_generated_tree), opens the real MainWindow
+offscreen, drops the folder in through the app's own task system and keeps a 10 ms QTimer
+ticking until the scan and the tree/table/issues refresh are done. Prints JSON: the largest
+and 99th-percentile interval between ticks (target: max <= 50 ms), split into the scan phase
+and the refresh after it. Workspace building will be measured here too once it exists.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+TICK_MS = 10
+TARGET_MS = 50.0
+
+
+def _stats(gaps: list[float]) -> dict:
+    if not gaps:
+        return {"ticks": 0}
+    ordered = sorted(gaps)
+    p99 = ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
+    return {"ticks": len(gaps), "max_gap_ms": round(ordered[-1], 1), "p99_gap_ms": round(p99, 1),
+            "median_gap_ms": round(statistics.median(ordered), 1)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--files", type=int, default=10_000)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--no-tuning", action="store_true", help="skip the app's GC/GIL tuning (for comparison)")
+    args = parser.parse_args(argv)
+
+    from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from spar_desktop.core.config import Settings
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.ui.main_window import MainWindow
+    from spar_desktop.ui.runtime import tune_for_ui
+    from spar_desktop.ui.style import apply_style
+    from tests.support.corpora import write_generated_tree
+
+    tmp = Path(tempfile.mkdtemp(prefix="spar-ui-stall-"))
+    share = tmp / "share"
+    t0 = time.perf_counter()
+    write_generated_tree(share, args.files)
+    generate_s = time.perf_counter() - t0
+
+    app = QApplication.instance() or QApplication([sys.argv[0]])
+    apply_style(app)
+    settings = Settings(data_dir=tmp / "data")
+    library = Library.open(settings)
+    window = MainWindow(settings, library, watch=False, interactive=False)
+    window.show()
+    while not window.runner.is_idle():  # startup queries of the empty library
+        app.processEvents()
+    if not args.no_tuning:
+        tune_for_ui()  # as spar-desktop does after start-up
+
+    phase = ["scan"]
+    gaps: dict[str, list[float]] = {"scan": [], "refresh": []}
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+
+    def tick() -> None:
+        now = clock.nsecsElapsed()
+        gaps[phase[0]].append((now - last[0]) / 1e6)
+        last[0] = now
+
+    heartbeat = QTimer()
+    heartbeat.setTimerType(Qt.TimerType.PreciseTimer)
+    heartbeat.timeout.connect(tick)
+    heartbeat.start(TICK_MS)
+
+    scan_done = []
+    window.controller.scan_finished.connect(lambda s: (scan_done.append(s), phase.__setitem__(0, "refresh")))
+    start = time.perf_counter()
+    window.controller.index_paths([str(share)])
+    # Run the real Qt event loop (as the app does) until everything is indexed and shown.
+    loop = QEventLoop()
+
+    def check_done() -> None:
+        done = scan_done and window.runner.is_idle() and window.file_panel.model.total == args.files
+        if done or time.perf_counter() - start > args.timeout:
+            loop.quit()
+
+    poll = QTimer()
+    poll.timeout.connect(check_done)
+    poll.start(20)
+    loop.exec()
+    poll.stop()
+    total_s = time.perf_counter() - start
+    heartbeat.stop()
+    ok = bool(scan_done) and window.file_panel.model.total == args.files
+    everything = gaps["scan"] + gaps["refresh"]
+    result = {
+        "benchmark": "ui_stall", "files": args.files, "ok": ok, "runtime_tuning": not args.no_tuning, "tick_ms": TICK_MS, "target_max_gap_ms": TARGET_MS,
+        "generate_s": round(generate_s, 2), "index_and_refresh_s": round(total_s, 2),
+        "scan_s": round(scan_done[0].seconds, 2) if scan_done else None,
+        "files_per_s": round(args.files / scan_done[0].seconds) if scan_done else None,
+        "all": _stats(everything), "scan_phase": _stats(gaps["scan"]), "refresh_phase": _stats(gaps["refresh"]),
+    }
+    result["within_target"] = bool(everything) and max(everything) <= TARGET_MS
+    print(json.dumps(result, indent=2))
+    window.close()
+    library.close()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,169 @@
+"""Right dock: metadata and tags of the selected file, with Open / Show in folder / View."""
+
+from __future__ import annotations
+
+import html
+from typing import Optional
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFormLayout,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QStackedWidget,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from spar_desktop.core.library.models import FileStatus, TagSource
+from spar_desktop.ui.file_table import human_size
+from spar_desktop.ui.library_ops import FileDetails, FileRecord
+
+SOURCE_LABELS = {TagSource.PATH: "Folder", TagSource.DATE: "Date", TagSource.TAXONOMY: "Taxonomy",
+                 TagSource.USER: "User", TagSource.AUTO: "Automatic", TagSource.LLM: "Automatic"}
+# Chip colours per tag source (background, text): subtle, readable on a light window.
+CHIP_COLOURS = {TagSource.PATH: ("#e8eef8", "#27466e"), TagSource.DATE: ("#eef3e6", "#3d5a1e"),
+                TagSource.TAXONOMY: ("#f3ebf8", "#553070"), TagSource.USER: ("#fdf1de", "#7a4a06")}
+
+
+def _value_label() -> QLabel:
+    label = QLabel()
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return label
+
+
+class DetailsPanel(QWidget):
+    open_requested = Signal()
+    reveal_requested = Signal()
+    view_requested = Signal()
+
+    FIELDS = ("Folder", "Format", "Size", "Modified", "Created", "Title", "Author", "Pages", "Status")
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.details: Optional[FileDetails] = None
+        self.record: Optional[FileRecord] = None
+
+        self.placeholder = QLabel("Select a file to see its details")
+        self.placeholder.setObjectName("placeholder")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.placeholder.setWordWrap(True)
+
+        self.name = QLabel()
+        self.name.setObjectName("detailsTitle")
+        self.name.setWordWrap(True)
+        self.name.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.path = QLabel()
+        self.path.setObjectName("muted")
+        self.path.setWordWrap(True)
+        self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        style = self.style()
+        sp = QStyle.StandardPixmap
+        self.open_button = QPushButton(style.standardIcon(sp.SP_DialogOpenButton), "Open")
+        self.reveal_button = QPushButton(style.standardIcon(sp.SP_DirOpenIcon), "Show in folder")
+        self.view_button = QPushButton(style.standardIcon(sp.SP_FileDialogContentsView), "View")
+        self.open_button.clicked.connect(self.open_requested)
+        self.reveal_button.clicked.connect(self.reveal_requested)
+        self.view_button.clicked.connect(self.view_requested)
+        buttons = QHBoxLayout()
+        buttons.setSpacing(6)
+        for b in (self.view_button, self.open_button, self.reveal_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+
+        form = QFormLayout()
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+        form.setHorizontalSpacing(12)
+        form.setVerticalSpacing(6)
+        self.values: dict[str, QLabel] = {}
+        for name in self.FIELDS:
+            self.values[name] = _value_label()
+            label = QLabel(name)
+            label.setObjectName("muted")
+            form.addRow(label, self.values[name])
+        self.error = _value_label()
+        self.error.setObjectName("errorText")
+        self.tags_title = QLabel("Tags")
+        self.tags_title.setObjectName("sectionTitle")
+        self.tags = QLabel()
+        self.tags.setWordWrap(True)
+        self.tags.setTextFormat(Qt.TextFormat.RichText)
+
+        body = QWidget()
+        col = QVBoxLayout(body)
+        col.setContentsMargins(12, 12, 12, 12)
+        col.setSpacing(8)
+        col.addWidget(self.name)
+        col.addWidget(self.path)
+        col.addLayout(buttons)
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setObjectName("separator")
+        col.addWidget(line)
+        col.addLayout(form)
+        col.addWidget(self.error)
+        col.addSpacing(6)
+        col.addWidget(self.tags_title)
+        col.addWidget(self.tags)
+        col.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(body)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(scroll)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
+
+    def show_record(self, record: Optional[FileRecord]) -> None:
+        """Show what the table already knows at once; tags follow from show_details()."""
+        self.record = record
+        if record is None:
+            self.details = None
+            self.stack.setCurrentWidget(self.placeholder)
+            return
+        if self.details is not None and self.details.record.id != record.id:
+            self.details = None
+        self.stack.setCurrentIndex(1)
+        self.name.setText(record.name)
+        self.path.setText(record.path)
+        v = self.values
+        v["Folder"].setText(record.folder or "(top level)")
+        v["Format"].setText(record.format.upper())
+        v["Size"].setText(f"{human_size(record.size)}  ({record.size:,} bytes)")
+        v["Modified"].setText(record.modified_at.strftime("%Y-%m-%d %H:%M") if record.modified_at else "—")
+        v["Created"].setText(record.created_at.strftime("%Y-%m-%d %H:%M") if record.created_at else "—")
+        v["Title"].setText(record.title or "—")
+        v["Author"].setText(record.author or "—")
+        v["Pages"].setText(str(record.page_count) if record.page_count else "—")
+        v["Status"].setText("OK" if record.status == FileStatus.OK else record.status)
+        self.error.setText(record.error or "")
+        self.error.setVisible(bool(record.error))
+        if self.details is None:
+            self.tags.setText("<i>loading…</i>")
+        missing = record.status == FileStatus.MISSING
+        self.open_button.setEnabled(not missing)
+        self.reveal_button.setEnabled(not missing)
+        self.view_button.setEnabled(not missing and record.status in (FileStatus.OK, FileStatus.EMPTY))
+
+    def show_details(self, details: Optional[FileDetails]) -> None:
+        if details is None or self.record is None or details.record.id != self.record.id:
+            return
+        self.details = details
+        self.show_record(details.record)
+        chips = []
+        for _tag_id, key, label, source in details.tags:
+            bg, fg = CHIP_COLOURS.get(source, ("#eeeeee", "#333333"))
+            shown = key if source == TagSource.PATH else label
+            chips.append(f'<span style="background:{bg}; color:{fg};">&nbsp;{html.escape(shown)}&nbsp;</span>')
+        self.tags.setText("&nbsp; ".join(chips) if chips else "<i>no tags</i>")
+        self.tags.setToolTip("\n".join(f"{SOURCE_LABELS.get(s, s)}: {k}" for _i, k, _l, s in details.tags))

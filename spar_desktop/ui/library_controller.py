@@ -1,0 +1,222 @@
+"""Everything the main window asks of the metadata index, as tasks on the TaskRunner.
+
+The controller owns the current tag filter, turns drops/adds/watch events into scan tasks,
+and refreshes tree, table, issues and summary after anything changes. Widgets only receive
+the frozen results through its signals, so they can be tested (and replaced) separately.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import partial
+from pathlib import Path
+from typing import Iterable, Optional
+
+from PySide6.QtCore import QObject, Signal
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.paths import is_within
+from spar_desktop.core.library.queries import FileFilter
+from spar_desktop.ui import library_ops as ops
+from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, SampleImport, import_sample_corpus, sample_corpus_dir
+from spar_desktop.ui.process_ops import scan_op
+from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
+from spar_desktop.ui.watcher import FolderWatcher
+
+log = logging.getLogger(__name__)
+
+
+class LibraryController(QObject):
+    tags_loaded = Signal(object)  # TagSnapshot
+    files_loaded = Signal(object, str)  # FileRows, filter description
+    issues_loaded = Signal(object)  # Issues
+    summary_loaded = Signal(object)  # LibrarySummary
+    scan_finished = Signal(object)  # ScanSummary
+    sample_imported = Signal(object)  # SampleImport
+    tags_changed = Signal()  # a tag was applied/removed: details of the selection are stale
+    status = Signal(str)  # one line for the status bar
+    error = Signal(str, str)  # (message, details) of a failed user action
+
+    def __init__(self, library: Library, runner: TaskRunner, data_dir: Path, watch: bool = True,
+                 debounce_ms: int = 2000, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.runner = runner
+        self.data_dir = Path(data_dir)
+        self.tag_groups: tuple[frozenset[int], ...] = ()
+        self.filter_description = ""
+        self.sort: tuple[int, bool] = (0, False)  # the table's (column, descending): loads pre-sort
+        self.summary: Optional[ops.LibrarySummary] = None
+        self.watcher: Optional[FolderWatcher] = None
+        if watch:
+            # Our own writes (database, logs) must never look like changes to a watched folder
+            # that happens to contain the data dir; the sample corpus copy in it is watched.
+            self.watcher = FolderWatcher(debounce_ms, ignore=(str(self.data_dir),),
+                                         allow=(str(self.data_dir / SAMPLE_DIR_NAME),), parent=self)
+            self.watcher.changed.connect(lambda root: self.start_scan(root, from_watch=True))
+        self._scan_targets: dict[str, str] = {}  # task key → folder being scanned
+        self._pending_rescans: set[str] = set()
+
+    # ------------------------------------------------------------------ refreshing
+    def refresh_all(self) -> None:
+        """Reload summary, tags, files and issues (one task, latest-wins)."""
+        flt = FileFilter(tag_groups=self.tag_groups)
+        description = self.filter_description
+
+        def loaded(state: ops.LibraryState) -> None:
+            self._summary_loaded(state.summary)
+            self.tags_loaded.emit(state.tags)
+            if state.files.flt == FileFilter(tag_groups=self.tag_groups) and not self.runner.is_running("files"):
+                self.files_loaded.emit(state.files, description)  # else a newer filter's load is on its way
+            self.issues_loaded.emit(state.issues)
+
+        self.runner.run(partial(ops.load_everything, self.library, flt, self.sort), title="Refreshing the library",
+                        key="refresh", visible=False, on_success=loaded, on_failure=self._failed)
+
+    def reload_summary(self) -> None:
+        self.runner.run(partial(ops.load_summary, self.library), title="Reading the library", key="summary",
+                        visible=False, on_success=self._summary_loaded, on_failure=self._failed)
+
+    def reload_tags(self) -> None:
+        self.runner.run(partial(ops.load_tags, self.library), title="Loading tags", key="tags",
+                        visible=False, on_success=lambda value: self.tags_loaded.emit(value), on_failure=self._failed)
+
+    def reload_files(self) -> TaskHandle:
+        flt = FileFilter(tag_groups=self.tag_groups)
+        description = self.filter_description
+        return self.runner.run(partial(ops.load_files, self.library, flt, sort=self.sort), title="Loading files", key="files",
+                               on_success=lambda rows: self.files_loaded.emit(rows, description),
+                               on_failure=self._failed)
+
+    def reload_issues(self) -> None:
+        self.runner.run(partial(ops.load_issues, self.library), title="Loading issues", key="issues",
+                        visible=False, on_success=lambda value: self.issues_loaded.emit(value), on_failure=self._failed)
+
+    def set_tag_filter(self, groups: tuple[frozenset[int], ...], description: str) -> None:
+        self.tag_groups, self.filter_description = tuple(groups), description
+        self.reload_files()
+
+    def _summary_loaded(self, summary: ops.LibrarySummary) -> None:
+        self.summary = summary
+        if self.watcher is not None:
+            for root in summary.roots:
+                self.watcher.watch(root)
+        self.summary_loaded.emit(summary)
+
+    # ------------------------------------------------------------------ indexing
+    def index_paths(self, paths: Iterable[str]) -> list[TaskHandle]:
+        """Index dropped/added paths. A dropped file indexes the folder that holds it (the index
+        is organised by folders; its siblings come along and are tagged by the same folder)."""
+        folders: list[str] = []
+        for p in paths:
+            real = os.path.realpath(p)
+            if os.path.isfile(real):
+                self.status.emit(f"{os.path.basename(real)} is a file: indexing the folder that holds it")
+                real = os.path.dirname(real)
+            elif not os.path.isdir(real):
+                self.status.emit(f"Cannot index {p}: not a folder or file")
+                continue
+            if real not in folders:
+                folders.append(real)
+        return [h for h in (self.start_scan(f) for f in folders) if h is not None]
+
+    def root_of(self, folder: str) -> str:
+        roots = self.summary.roots if self.summary else ()
+        return next((r for r in roots if is_within(folder, r)), folder)
+
+    def start_scan(self, folder: str, from_watch: bool = False) -> Optional[TaskHandle]:
+        """One scan task per root (key ``scan:<root>``): the user asking again restarts it
+        (latest-wins; scans resume cheaply), a watch event during a scan queues one rescan."""
+        root = self.root_of(folder)
+        key = f"scan:{root}"
+        if self.runner.is_running(key):
+            if from_watch:
+                self._pending_rescans.add(root)
+                return None
+            if self._scan_targets.get(key) == root and folder != root:
+                self.status.emit(f"{folder} is already being indexed as part of {root}")
+                return None
+        name = os.path.basename(folder.rstrip(os.sep)) or folder
+        title = f"Updating {name}" if from_watch else f"Indexing {name}"
+        self._scan_targets[key] = folder
+        return self.runner.run(scan_op(self.library, (folder,)), title=title, key=key,
+                               on_success=lambda summary: self._scan_done(summary, root, from_watch),
+                               on_failure=self._failed)
+
+    def rescan_all(self) -> None:
+        for root in (self.summary.roots if self.summary else ()):
+            self.start_scan(root)
+
+    def _scan_done(self, summary: ops.ScanSummary, root: str, from_watch: bool) -> None:
+        quiet = from_watch and not (summary.new or summary.changed or summary.missing or summary.restored)
+        if not quiet:
+            self.status.emit(summary.describe())
+            self.refresh_all()
+        for note in summary.notes:
+            log.info("scan note: %s", note)
+        self.scan_finished.emit(summary)
+        if root in self._pending_rescans:
+            self._pending_rescans.discard(root)
+            self.start_scan(root, from_watch=True)
+
+    # ------------------------------------------------------------------ first run
+    def import_sample(self) -> Optional[TaskHandle]:
+        source = sample_corpus_dir()
+        if source is None:
+            self.status.emit("The sample corpus is not installed")
+            return None
+        target = self.data_dir / SAMPLE_DIR_NAME
+
+        def done(result: SampleImport) -> None:
+            self.status.emit(result.describe())
+            for p in result.problems:
+                log.info("sample import: %s", p)
+            self.refresh_all()
+            self.sample_imported.emit(result)
+
+        return self.runner.run(partial(import_sample_corpus, self.library, source, target),
+                               title="Importing the sample corpus", key=f"scan:{os.path.realpath(target)}",
+                               on_success=done, on_failure=self._failed)
+
+    # ------------------------------------------------------------------ tagging
+    def tag_files(self, file_ids: tuple[int, ...], tag_id: Optional[int], new_label: Optional[str] = None) -> None:
+        if not file_ids:
+            self.status.emit("Select files in the table first")
+            return
+        self.runner.run(partial(ops.apply_tag, self.library, file_ids, tag_id, new_label), title="Tagging files",
+                        on_success=lambda n: self._tags_edited(f"Tagged {n} file{'s' if n != 1 else ''}"),
+                        on_failure=self._failed)
+
+    def untag_files(self, file_ids: tuple[int, ...], tag_id: int) -> None:
+        if not file_ids:
+            self.status.emit("Select files in the table first")
+            return
+        self.runner.run(partial(ops.remove_tag, self.library, file_ids, tag_id), title="Removing tag",
+                        on_success=lambda n: self._tags_edited(f"Removed the tag from {n} file{'s' if n != 1 else ''}"),
+                        on_failure=self._failed)
+
+    def import_taxonomy(self, path: str) -> None:
+        self.runner.run(partial(ops.import_taxonomy_file, self.library, path), title="Importing taxonomy",
+                        on_success=self._tags_edited, on_failure=self._failed)
+
+    def import_assignments(self, path: str) -> None:
+        self.runner.run(partial(ops.import_assignments_file, self.library, path), title="Importing tag assignments",
+                        on_success=self._tags_edited, on_failure=self._failed)
+
+    def _tags_edited(self, message: str) -> None:
+        self.status.emit(message)
+        self.reload_tags()
+        if self.tag_groups:
+            self.reload_files()
+        self.tags_changed.emit()
+
+    # ------------------------------------------------------------------ shutdown/errors
+    def _failed(self, err: TaskError) -> None:
+        log.error("%s failed: %s\n%s", err.title, err.message, err.details)
+        self.status.emit(f"{err.title} failed: {err.message}")
+        self.error.emit(f"{err.title} failed: {err.message}", err.details)
+
+    def shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()

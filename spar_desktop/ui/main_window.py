@@ -1,0 +1,371 @@
+"""The main window: tag tree (left), file table / document viewer (centre), details and the
+workspace placeholder (right), issues (bottom), running tasks in the status bar."""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl
+from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
+from PySide6.QtWidgets import (
+    QDockWidget,
+    QFileDialog,
+    QInputDialog,
+    QLabel,
+    QMainWindow,
+    QMenu,
+    QMessageBox,
+    QStyle,
+    QTabWidget,
+    QWidget,
+)
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import TagSource
+from spar_desktop.ui import library_ops as ops
+from spar_desktop.ui.details import DetailsPanel
+from spar_desktop.ui.drop import DropOverlay, local_paths
+from spar_desktop.ui.file_panel import FilePanel
+from spar_desktop.ui.first_run import sample_corpus_dir
+from spar_desktop.ui.issues import IssuesPanel
+from spar_desktop.ui.library_controller import LibraryController
+from spar_desktop.ui.tag_panel import TagPanel
+from spar_desktop.ui.task_list import TaskListWidget
+from spar_desktop.ui.tasks import TaskRunner
+from spar_desktop.ui.viewer import DocumentViewer
+from spar_desktop.ui.workspace_panel import WorkspacePlaceholder, reveal_in_file_manager
+
+log = logging.getLogger(__name__)
+STATE_FILE = "ui-state.ini"
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, settings: Settings, library: Library, *, runner: Optional[TaskRunner] = None,
+                 watch: bool = True, interactive: Optional[bool] = None, debounce_ms: int = 2000) -> None:
+        super().__init__()
+        self.settings = settings
+        self.library = library
+        # Offscreen (tests, --smoke) never opens message boxes: errors go to the log and status bar.
+        self.interactive = QGuiApplication.platformName() != "offscreen" if interactive is None else interactive
+        self.runner = runner or TaskRunner(self)
+        self.controller = LibraryController(library, self.runner, settings.data_dir, watch, debounce_ms, self)
+        self.setWindowTitle("SPAR Desktop")
+        self.setAcceptDrops(True)
+        self.resize(1440, 900)
+        self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
+
+        self.tag_panel = TagPanel()
+        self.file_panel = FilePanel()
+        self.details = DetailsPanel()
+        self.issues = IssuesPanel()
+        self.viewer = DocumentViewer(self.runner)
+        self.file_panel.empty.set_sample_available(sample_corpus_dir() is not None)
+
+        self.tabs = QTabWidget()
+        self.tabs.setDocumentMode(True)
+        self.tabs.addTab(self.file_panel, "Files")
+        self.tabs.addTab(self.viewer, "Document")
+        self.setCentralWidget(self.tabs)
+        self.tags_dock = self._dock("Tags", "tagsDock", self.tag_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.details_dock = self._dock("Details", "detailsDock", self.details, Qt.DockWidgetArea.RightDockWidgetArea)
+        self.workspace_dock = self._dock("Workspace", "workspaceDock", WorkspacePlaceholder(),
+                                         Qt.DockWidgetArea.RightDockWidgetArea)
+        self.issues_dock = self._dock("Issues", "issuesDock", self.issues, Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.details_dock, self.workspace_dock)
+        self.details_dock.raise_()
+        self.resizeDocks([self.tags_dock, self.details_dock], [300, 340], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.issues_dock], [170], Qt.Orientation.Vertical)
+
+        self.summary_label = QLabel()
+        self.summary_label.setObjectName("muted")
+        self.task_list = TaskListWidget(self.runner)
+        self.statusBar().addPermanentWidget(self.task_list)
+        self.statusBar().addPermanentWidget(self.summary_label)
+        self.overlay = DropOverlay(self)
+        self._build_actions()
+        self._connect()
+        self._restore_state()
+        self.controller.refresh_all()
+        from spar_desktop.ui.process_ops import warm_up
+
+        self.runner.run(warm_up, title="Starting the scan worker", visible=False)
+
+    # ------------------------------------------------------------------ construction
+    def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)  # saveState/restoreState need stable names
+        dock.setWidget(widget)
+        dock.setFeatures(QDockWidget.DockWidgetFeature.DockWidgetMovable | QDockWidget.DockWidgetFeature.DockWidgetClosable)
+        self.addDockWidget(area, dock)
+        return dock
+
+    def _action(self, text: str, slot, icon=None, shortcut=None, tip: Optional[str] = None) -> QAction:
+        act = QAction(text, self)
+        if icon is not None:
+            act.setIcon(self.style().standardIcon(icon))
+        if shortcut is not None:
+            act.setShortcut(QKeySequence(shortcut))
+        if tip:
+            act.setToolTip(tip)
+            act.setStatusTip(tip)
+        act.triggered.connect(slot)
+        return act
+
+    def _build_actions(self) -> None:
+        sp = QStyle.StandardPixmap
+        self.add_folder_action = self._action("Add folder…", self.choose_folder, sp.SP_DirIcon, QKeySequence.StandardKey.Open,
+                                              "Index a folder (or drop folders onto the window)")
+        self.rescan_action = self._action("Rescan", self.controller.rescan_all, sp.SP_BrowserReload, "F5",
+                                          "Re-scan every indexed folder for changes")
+        self.open_action = self._action("Open", self.open_current, sp.SP_DialogOpenButton, "Ctrl+Return",
+                                        "Open the file in its application")
+        self.reveal_action = self._action("Show in folder", self.reveal_current, sp.SP_DirOpenIcon, None,
+                                          "Show the file in the file manager")
+        self.view_action = self._action("View", self.view_current, sp.SP_FileDialogContentsView, "Space",
+                                        "Show the document in the viewer")
+        self.settings_action = self._action("Settings…", self.open_settings, sp.SP_FileDialogDetailedView,
+                                            QKeySequence.StandardKey.Preferences)
+        self.import_tax_action = self._action("Import taxonomy…", self.choose_taxonomy)
+        self.import_assign_action = self._action("Import tag assignments (CSV)…", self.choose_assignments)
+        self.sample_action = self._action("Load sample corpus", self.controller.import_sample)
+        self.sample_action.setEnabled(sample_corpus_dir() is not None)
+        quit_action = self._action("Quit", self.close, None, QKeySequence.StandardKey.Quit)
+        for act in (self.open_action, self.reveal_action, self.view_action):
+            act.setEnabled(False)
+
+        file_menu = self.menuBar().addMenu("&File")
+        for act in (self.add_folder_action, self.rescan_action, None, self.import_tax_action,
+                    self.import_assign_action, self.sample_action, None, self.settings_action, None, quit_action):
+            file_menu.addSeparator() if act is None else file_menu.addAction(act)
+        doc_menu = self.menuBar().addMenu("&Document")
+        for act in (self.view_action, self.open_action, self.reveal_action):
+            doc_menu.addAction(act)
+        view_menu = self.menuBar().addMenu("&View")
+        for dock in (self.tags_dock, self.details_dock, self.workspace_dock, self.issues_dock):
+            view_menu.addAction(dock.toggleViewAction())
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self._action("Open log folder", lambda: QDesktopServices.openUrl(
+            QUrl.fromLocalFile(str(self.settings.data_dir / "logs")))))
+        help_menu.addAction(self._action("About SPAR Desktop", self.about))
+
+        bar = self.addToolBar("Main")
+        bar.setObjectName("mainToolbar")
+        bar.setMovable(False)
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        for act in (self.add_folder_action, self.rescan_action, None, self.view_action, self.open_action,
+                    self.reveal_action, None, self.settings_action):
+            bar.addSeparator() if act is None else bar.addAction(act)
+
+    def _connect(self) -> None:
+        c = self.controller
+        c.tags_loaded.connect(self.tag_panel.set_snapshot)
+        c.files_loaded.connect(self.file_panel.set_rows)
+        c.issues_loaded.connect(self.issues.set_issues)
+        c.summary_loaded.connect(self._summary_loaded)
+        c.status.connect(lambda text: self.statusBar().showMessage(text, 15000))
+        c.error.connect(self._show_error)
+        c.tags_changed.connect(lambda: self._load_details(self.details.record))
+        self.runner.task_failed.connect(lambda err: self._show_error(f"{err.title} failed: {err.message}", err.details))
+        self.tag_panel.filter_changed.connect(c.set_tag_filter)
+        self.tag_panel.tag_files_requested.connect(self.tag_selected_files)
+        self.tag_panel.untag_files_requested.connect(
+            lambda tag_id: c.untag_files(self._selected_ids(), tag_id))
+        self.tag_panel.import_taxonomy_requested.connect(self.choose_taxonomy)
+        self.file_panel.selection_changed.connect(self._selection_changed)
+        self.file_panel.activated.connect(lambda _r: self.view_current())
+        self.file_panel.clear_filter_clicked.connect(self.tag_panel.clear_selection)
+        self.file_panel.empty.add_folder_clicked.connect(self.choose_folder)
+        self.file_panel.empty.sample_clicked.connect(c.import_sample)
+        self.file_panel.table.customContextMenuRequested.connect(self._table_menu)
+        self.file_panel.table.horizontalHeader().sortIndicatorChanged.connect(
+            lambda column, order: setattr(c, "sort", (column, order == Qt.SortOrder.DescendingOrder)))
+        self.details.open_requested.connect(self.open_current)
+        self.details.reveal_requested.connect(self.reveal_current)
+        self.details.view_requested.connect(self.view_current)
+        self.issues.count_changed.connect(lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
+        self.issues.file_activated.connect(self._show_file_by_id)
+
+    # ------------------------------------------------------------------ state
+    def state_settings(self) -> QSettings:
+        return QSettings(str(self.settings.data_dir / STATE_FILE), QSettings.Format.IniFormat)
+
+    def _restore_state(self) -> None:
+        qs = self.state_settings()
+        geometry, state = qs.value("window/geometry"), qs.value("window/state")
+        if isinstance(geometry, QByteArray):
+            self.restoreGeometry(geometry)
+        if isinstance(state, QByteArray):
+            self.restoreState(state)
+
+    def closeEvent(self, event) -> None:
+        qs = self.state_settings()
+        qs.setValue("window/geometry", self.saveGeometry())
+        qs.setValue("window/state", self.saveState())
+        qs.sync()
+        self.controller.shutdown()
+        self.runner.shutdown()
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------------ library events
+    def _summary_loaded(self, summary: ops.LibrarySummary) -> None:
+        empty = summary.files == 0 and not summary.roots
+        self.file_panel.set_library_empty(empty)
+        text = f"{summary.files:,} files in {len(summary.roots)} folder{'s' if len(summary.roots) != 1 else ''}"
+        if summary.problems:
+            text += f"  ·  {summary.problems:,} issues"
+        self.summary_label.setText(text)
+
+    def _selection_changed(self, record: Optional[ops.FileRecord]) -> None:
+        self.details.show_record(record)
+        for act in (self.open_action, self.reveal_action, self.view_action):
+            act.setEnabled(record is not None)
+        self._load_details(record)
+
+    def _load_details(self, record: Optional[ops.FileRecord]) -> None:
+        if record is not None:
+            self.runner.run(partial(ops.load_details, self.library, record.id), title="Loading details",
+                            key="details", visible=False, on_success=self.details.show_details)
+
+    def _show_file_by_id(self, file_id: int) -> None:
+        if not self.file_panel.select_file(file_id):
+            # Not in the current table (filtered out, or missing files): show its details anyway.
+            self.runner.run(partial(ops.load_details, self.library, file_id), title="Loading details", key="details",
+                            visible=False, on_success=self._show_loaded_details)
+        self.details_dock.raise_()
+
+    def _show_loaded_details(self, details: Optional[ops.FileDetails]) -> None:
+        if details is not None:
+            self.details.show_record(details.record)
+            self.details.show_details(details)
+            for act in (self.open_action, self.reveal_action, self.view_action):
+                act.setEnabled(True)
+
+    def _show_error(self, message: str, details: str = "") -> None:
+        self.statusBar().showMessage(message, 20000)
+        if not self.interactive:
+            return
+        box = QMessageBox(QMessageBox.Icon.Warning, "SPAR Desktop", message, QMessageBox.StandardButton.Ok, self)
+        box.setDetailedText(details)
+        box.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        box.open()  # non-modal to the event loop: tasks keep running behind it
+
+    # ------------------------------------------------------------------ file actions
+    def _target_path(self) -> Optional[str]:
+        d = self.details
+        if d.details is not None and d.record is not None and d.details.record.id == d.record.id:
+            return d.details.open_path
+        return d.record.path if d.record is not None else None
+
+    def open_current(self) -> None:
+        path = self._target_path()
+        if path:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(path))
+
+    def reveal_current(self) -> None:
+        path = self._target_path()
+        if path:
+            reveal_in_file_manager(path)
+
+    def view_current(self) -> None:
+        path = self._target_path()
+        if path:
+            self.open_document(path)
+
+    def open_document(self, path: str, page: Optional[int] = None, highlight: Optional[str] = None) -> None:
+        self.viewer.open_document(path, page, highlight)
+        self.tabs.setCurrentWidget(self.viewer)
+
+    def _selected_ids(self) -> tuple[int, ...]:
+        return tuple(r.id for r in self.file_panel.selected_records())
+
+    def tag_selected_files(self, tag_id: Optional[int]) -> None:
+        ids = self._selected_ids()
+        if not ids:
+            self.statusBar().showMessage("Select files in the table first", 8000)
+            return
+        if tag_id is not None:
+            self.controller.tag_files(ids, tag_id)
+            return
+        infos = self.tag_panel.model.infos
+        choices = {}
+        for info in infos.values():
+            if info.source in (TagSource.USER, TagSource.TAXONOMY):
+                choices.setdefault(info.value, info.id)
+        label, ok = QInputDialog.getItem(self, "Tag files", f"Tag {len(ids)} selected file(s) with (type a new name to create a tag):",
+                                         sorted(choices, key=str.casefold), 0, True)
+        if ok and label.strip():
+            self.controller.tag_files(ids, choices.get(label.strip()), label.strip())
+
+    def _table_menu(self, pos) -> None:
+        menu = QMenu(self)
+        for act in (self.view_action, self.open_action, self.reveal_action):
+            menu.addAction(act)
+        menu.addSeparator()
+        menu.addAction("Tag selected files…", lambda: self.tag_selected_files(None))
+        menu.popup(self.file_panel.table.viewport().mapToGlobal(pos))
+
+    # ------------------------------------------------------------------ dialogs
+    def choose_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Add a folder to the index", str(Path.home()))
+        if folder:
+            self.controller.index_paths([folder])
+
+    def choose_taxonomy(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import a taxonomy", str(Path.home()),
+                                              "Taxonomies (*.json *.csv *.tsv *.txt);;All files (*)")
+        if path:
+            self.controller.import_taxonomy(path)
+
+    def choose_assignments(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Import tag assignments", str(Path.home()), "CSV (*.csv);;All files (*)")
+        if path:
+            self.controller.import_assignments(path)
+
+    def open_settings(self):
+        from spar_desktop.ui.settings_dialog import SettingsDialog
+
+        dialog = SettingsDialog(self.settings, self)
+        if dialog.exec() and dialog.result_settings is not None:
+            saved = dialog.result_settings
+            if saved.data_dir != self.settings.data_dir:
+                self.statusBar().showMessage(
+                    f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
+                    "(or set SPAR_DATA_DIR) to use it.", 30000)
+            else:
+                self.statusBar().showMessage("Settings saved; server and storage changes apply after a restart", 15000)
+                self.settings = saved
+        return dialog
+
+    def about(self) -> None:
+        QMessageBox.about(self, "About SPAR Desktop",
+                          "SPAR Desktop — a metadata index, tag hierarchy and (soon) on-demand workspaces over "
+                          f"your file shares.\n\nData folder: {self.settings.data_dir}")
+
+    # ------------------------------------------------------------------ drag and drop
+    def dragEnterEvent(self, event) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+            self.overlay.show_over(self)
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event) -> None:
+        if local_paths(event.mimeData()):
+            event.acceptProposedAction()
+
+    def dragLeaveEvent(self, event) -> None:
+        self.overlay.hide()
+        super().dragLeaveEvent(event)
+
+    def dropEvent(self, event) -> None:
+        self.overlay.hide()
+        paths = local_paths(event.mimeData())
+        if not paths:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.controller.index_paths(paths)

@@ -1,0 +1,172 @@
+"""Settings dialog: edits a Settings value, validates it live (Settings.validate) and saves
+settings.json in the data dir. Server and storage changes apply on the next start."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QStyle,
+    QVBoxLayout,
+    QWidget,
+)
+
+from spar_desktop.core.config import Settings, SettingsError
+
+
+class SettingsDialog(QDialog):
+    def __init__(self, settings: Settings, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Settings")
+        self.setMinimumWidth(560)
+        self.original = settings
+        self.result_settings: Optional[Settings] = None
+
+        self.data_dir = QLineEdit(str(settings.data_dir))
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        data_row = QHBoxLayout()
+        data_row.addWidget(self.data_dir, 1)
+        data_row.addWidget(browse)
+        self.database_url = QLineEdit(settings.database_url or "")
+        self.database_url.setPlaceholderText("SQLite file in the data folder (default)")
+        self.chroma_url = QLineEdit(settings.chroma_url or "")
+        self.chroma_url.setPlaceholderText("In-process, stored in the data folder (default)")
+        storage = QGroupBox("Storage")
+        form = QFormLayout(storage)
+        form.addRow("Data folder", data_row)
+        form.addRow("Database URL", self.database_url)
+        form.addRow("Chroma server URL", self.chroma_url)
+
+        self.ollama_host = QLineEdit(settings.ollama_host)
+        self.ollama_model = QComboBox()
+        self.ollama_model.setEditable(True)
+        self.ollama_model.addItems(sorted({settings.ollama_model, "llama3.2", "llama3.1:8b", "qwen2.5:7b", "mistral"}))
+        self.ollama_model.setCurrentText(settings.ollama_model)
+        self.device = QComboBox()
+        self.device.addItems(["auto", "cpu", "cuda"])
+        self.device.setEditable(False)
+        self.device.setCurrentText(settings.embedding_device)
+        models = QGroupBox("Models")
+        form = QFormLayout(models)
+        form.addRow("Ollama host", self.ollama_host)
+        form.addRow("Ollama model", self.ollama_model)
+        form.addRow("Embedding device", self.device)
+
+        # Wide ranges on purpose: out-of-range values get Settings.validate's explanation
+        # instead of a spin box silently clamping them.
+        self.child_tokens = self._spin(settings.chunk_child_tokens)
+        self.parent_tokens = self._spin(settings.chunk_parent_tokens)
+        self.overlap_tokens = self._spin(settings.chunk_overlap_tokens, minimum=0)
+        chunking = QGroupBox("Chunking")
+        form = QFormLayout(chunking)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow("Child chunk size", self.child_tokens)
+        form.addRow("Parent chunk size", self.parent_tokens)
+        form.addRow("Overlap", self.overlap_tokens)
+
+        self.error = QLabel()
+        self.error.setObjectName("errorText")
+        self.error.setWordWrap(True)
+        self.error.setVisible(False)
+        icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
+        note_icon = QLabel()
+        note_icon.setPixmap(icon.pixmap(16, 16))
+        note = QLabel("Storage and server changes take effect the next time SPAR Desktop starts.")
+        note.setObjectName("muted")
+        note.setWordWrap(True)
+        note_row = QHBoxLayout()
+        note_row.addWidget(note_icon, 0, Qt.AlignmentFlag.AlignTop)
+        note_row.addWidget(note, 1)
+
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(10)
+        for w in (storage, models, chunking):
+            layout.addWidget(w)
+        layout.addLayout(note_row)
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+
+        for w in (self.data_dir, self.database_url, self.chroma_url, self.ollama_host):
+            w.textChanged.connect(self._revalidate)
+        self.ollama_model.currentTextChanged.connect(self._revalidate)
+        self.device.currentTextChanged.connect(self._revalidate)
+        for s in (self.child_tokens, self.parent_tokens, self.overlap_tokens):
+            s.valueChanged.connect(self._revalidate)
+        self._revalidate()
+
+    @staticmethod
+    def _spin(value: int, minimum: int = 1) -> QSpinBox:
+        spin = QSpinBox()
+        spin.setRange(minimum, 100_000)
+        spin.setValue(value)
+        spin.setSuffix(" tokens")
+        spin.setMinimumWidth(140)
+        return spin
+
+    def _browse(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self, "Data folder", self.data_dir.text())
+        if chosen:
+            self.data_dir.setText(chosen)
+
+    def edited_settings(self) -> Settings:
+        """The settings as edited (not validated)."""
+        return replace(
+            self.original,
+            data_dir=Path(self.data_dir.text().strip() or str(self.original.data_dir)).expanduser(),
+            database_url=self.database_url.text().strip() or None,
+            chroma_url=self.chroma_url.text().strip() or None,
+            ollama_host=self.ollama_host.text().strip(),
+            ollama_model=self.ollama_model.currentText().strip() or self.original.ollama_model,
+            embedding_device=self.device.currentText(),
+            chunk_child_tokens=self.child_tokens.value(),
+            chunk_parent_tokens=self.parent_tokens.value(),
+            chunk_overlap_tokens=self.overlap_tokens.value(),
+        )
+
+    def validation_error(self) -> Optional[str]:
+        try:
+            self.edited_settings().validate()
+        except SettingsError as exc:
+            return str(exc)
+        if not self.ollama_host.text().strip():
+            return "Ollama host must not be empty"
+        return None
+
+    def _revalidate(self, *_args) -> None:
+        message = self.validation_error()
+        self.error.setText(message or "")
+        self.error.setVisible(message is not None)
+        self.buttons.button(QDialogButtonBox.StandardButton.Save).setEnabled(message is None)
+
+    def accept(self) -> None:
+        message = self.validation_error()
+        if message is not None:
+            self._revalidate()
+            return
+        settings = self.edited_settings().validate()
+        try:
+            settings.save()
+        except OSError as exc:
+            self.error.setText(f"Cannot save settings in {settings.data_dir}: {exc.strerror or exc}")
+            self.error.setVisible(True)
+            return
+        self.result_settings = settings
+        super().accept()

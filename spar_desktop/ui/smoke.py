@@ -1,0 +1,256 @@
+"""``spar-desktop --smoke OUTDIR``: a scripted run through the main flows with screenshots.
+
+Steps are coroutines on the qasync loop, run in order; each may save a screenshot. A step
+fails by raising; the run stops at the first failure (later steps build on earlier ones) and
+exits non-zero. ``smoke-report.json`` in OUTDIR lists every step with its time and error.
+
+To extend (workspace, search, chat...): write ``async def my_step(ctx: SmokeContext)`` and
+``register(SmokeStep("workspace", my_step, "07-workspace.png"), after="filter-by-tag")``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Awaitable, Callable, Optional
+
+from PySide6.QtWidgets import QWidget
+
+from spar_desktop.core.library.models import File, FileStatus
+from spar_desktop.core.progress import CancelToken, ProgressCallback
+from spar_desktop.ui.tasks import TaskHandle, TaskState
+
+log = logging.getLogger(__name__)
+
+
+class SmokeFailure(AssertionError):
+    pass
+
+
+@dataclass
+class SmokeContext:
+    window: "object"  # MainWindow (not imported: keeps this module cheap to import)
+    outdir: Path
+    data: dict = field(default_factory=dict)  # values steps hand to later steps
+    screenshots: list[str] = field(default_factory=list)
+
+    async def wait_until(self, predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout
+        while not predicate():
+            if time.monotonic() > deadline:
+                raise SmokeFailure(f"timed out after {timeout:.0f}s waiting for {what}")
+            await asyncio.sleep(0.05)
+
+    async def wait_task(self, handle: Optional[TaskHandle], what: str, timeout: float = 180.0) -> None:
+        if handle is None:
+            raise SmokeFailure(f"{what}: no task was started")
+        await self.wait_until(lambda: handle.done, what, timeout)
+        if handle.state is not TaskState.SUCCEEDED:
+            raise SmokeFailure(f"{what}: {handle.state.value} {handle.error.message if handle.error else ''}")
+
+    async def settle(self) -> None:
+        """Wait for every task to finish, then give paint events a moment."""
+        await self.wait_until(self.window.runner.is_idle, "background tasks to finish", 120)
+        await asyncio.sleep(0.3)
+
+    def shot(self, name: str, widget: Optional[QWidget] = None) -> None:
+        self.outdir.mkdir(parents=True, exist_ok=True)
+        target = self.outdir / name
+        if not (widget or self.window).grab().save(str(target)):
+            raise SmokeFailure(f"could not write {target}")
+        self.screenshots.append(name)
+
+
+@dataclass(frozen=True)
+class SmokeStep:
+    name: str
+    run: Callable[[SmokeContext], Awaitable[None]]
+    screenshot: Optional[str] = None
+    timeout: float = 240.0
+
+
+# ---------------------------------------------------------------------------- worker ops
+def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken) -> Optional[tuple[int, str, str]]:
+    """(file id, path, a phrase from page 2) of an indexed PDF with at least two pages."""
+    import pymupdf
+    from sqlalchemy import select
+
+    from spar_desktop.ui.viewer_ops import PDF_LOCK
+
+    with library.session() as s:
+        rows = s.execute(select(File.id, File.path).where(File.format == "pdf", File.status == FileStatus.OK,
+                                                          File.page_count >= 2).order_by(File.path)).all()
+    for file_id, path in rows:
+        with PDF_LOCK, pymupdf.open(path) as doc:
+            words = doc[1].get_text("words")
+        lines: dict[tuple[int, int], list[str]] = {}
+        for w in words:  # (x0, y0, x1, y1, word, block, line, word_no)
+            lines.setdefault((w[5], w[6]), []).append(w[4])
+        # Words of one body line: a phrase across a line break may not be found verbatim.
+        for line in list(lines.values())[2:]:
+            phrase = " ".join(line[:6])
+            if len(line) >= 4 and len(phrase) >= 16:
+                return file_id, path, phrase
+    return None
+
+
+def find_text_file(library, progress: ProgressCallback, cancel: CancelToken) -> Optional[tuple[int, str]]:
+    from sqlalchemy import select
+
+    with library.session() as s:
+        row = s.execute(select(File.id, File.path).where(File.format == "md", File.status == FileStatus.OK)
+                        .order_by(File.path).limit(1)).first()
+    return (row[0], row[1]) if row else None
+
+
+# ---------------------------------------------------------------------------- steps
+async def step_start(ctx: SmokeContext) -> None:
+    w = ctx.window
+    await ctx.wait_until(lambda: w.controller.summary is not None, "the library summary")
+    await ctx.settle()
+    ctx.data["fresh"] = w.controller.summary.files == 0
+    if ctx.data["fresh"] and not w.file_panel.library_empty:
+        raise SmokeFailure("an empty library should show the drop-a-folder empty state")
+
+
+async def step_index_sample(ctx: SmokeContext) -> None:
+    w = ctx.window
+    from spar_desktop.ui.first_run import sample_corpus_dir
+
+    if not ctx.data.get("fresh"):
+        log.info("library not empty: skipping the sample import")
+    elif sample_corpus_dir() is None:
+        raise SmokeFailure("the sample corpus is missing: build resources/sample_corpus "
+                           "(python resources/make_sample_corpus.py) or point SPAR_RESOURCES at a resources folder")
+    else:
+        await ctx.wait_task(w.controller.import_sample(), "importing the sample corpus")
+    await ctx.settle()
+    if w.file_panel.library_empty or w.file_panel.model.rowCount() == 0:
+        raise SmokeFailure("the file table is empty after indexing")
+    if w.tag_panel.model.rowCount() == 0:
+        raise SmokeFailure("the tag tree is empty after indexing")
+    ctx.data["all_files"] = w.file_panel.model.total
+    w.file_panel.select_file(w.file_panel.model.record(0).id)
+    await ctx.settle()
+
+
+async def step_filter_by_tag(ctx: SmokeContext) -> None:
+    w = ctx.window
+    infos = w.tag_panel.model.infos
+    total = ctx.data["all_files"]
+    # Prefer a taxonomy tag that narrows the table (the sample has "Project Falcon").
+    candidates = sorted((i for i in infos.values() if 0 < i.file_count < total),
+                        key=lambda i: (i.source != "taxonomy", i.value != "Project Falcon", -i.file_count))
+    if not candidates:
+        raise SmokeFailure("no tag narrows the file table")
+    tag = candidates[0]
+    if not w.tag_panel.select_tag(tag.id):
+        raise SmokeFailure(f"could not select tag {tag.value}")
+    await ctx.wait_until(lambda: w.file_panel.model.total == tag.file_count and w.runner.is_idle(),
+                         f"the table to show the {tag.file_count} files tagged {tag.value}")
+    ctx.data["tag"] = tag.value
+    if w.file_panel.model.rowCount():
+        w.file_panel.select_file(w.file_panel.model.record(0).id)
+    await ctx.settle()
+
+
+async def step_open_pdf(ctx: SmokeContext) -> None:
+    w = ctx.window
+    found = await w.runner.run_async(partial(find_multipage_pdf, w.library), title="Finding a PDF", visible=False)
+    if found is None:
+        raise SmokeFailure("the index has no PDF with two or more pages")
+    file_id, path, phrase = found
+    w.tag_panel.clear_selection()  # show the whole library so the PDF can be selected
+    await ctx.wait_until(lambda: w.file_panel.model.total == ctx.data["all_files"] and w.runner.is_idle(),
+                         "the unfiltered table")
+    w.file_panel.select_file(file_id)
+    w.open_document(path, page=2, highlight=phrase)
+    await ctx.wait_until(lambda: w.viewer.rendered is not None and w.viewer.rendered.path == path
+                         and w.viewer.current_page == 2, "page 2 of the PDF to render")
+    if w.viewer.highlight_count == 0:
+        raise SmokeFailure(f"the passage {phrase!r} was not highlighted on page 2")
+    await ctx.settle()
+
+
+async def step_text_viewer(ctx: SmokeContext) -> None:
+    w = ctx.window
+    found = await w.runner.run_async(partial(find_text_file, w.library), title="Finding a text file", visible=False)
+    if found is None:
+        raise SmokeFailure("no Markdown file in the index")
+    file_id, path = found
+    w.file_panel.select_file(file_id)
+    w.open_document(path, highlight=ctx.data.get("tag", "the"))
+    await ctx.wait_until(lambda: w.viewer.text_doc is not None and w.viewer.text_doc.path == path,
+                         "the text view to load")
+    await ctx.settle()
+
+
+async def step_settings(ctx: SmokeContext) -> None:
+    from spar_desktop.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(ctx.window.settings, ctx.window)
+    dialog.show()
+    await asyncio.sleep(0.3)
+    ctx.shot("06-settings.png", dialog)
+    dialog.reject()
+    ctx.window.tabs.setCurrentWidget(ctx.window.file_panel)
+
+
+async def step_workspace_placeholder(ctx: SmokeContext) -> None:
+    ctx.window.workspace_dock.raise_()
+    await asyncio.sleep(0.2)
+    ctx.shot("07-workspace-placeholder.png")
+    ctx.window.details_dock.raise_()
+
+
+STEPS: list[SmokeStep] = [
+    SmokeStep("start", step_start, "01-empty-state.png"),
+    SmokeStep("index-sample", step_index_sample, "02-library.png"),
+    SmokeStep("filter-by-tag", step_filter_by_tag, "03-tag-filter.png"),
+    # Workspace and search steps go here when those layers exist.
+    SmokeStep("open-pdf-page-2", step_open_pdf, "04-pdf-viewer.png"),
+    SmokeStep("text-viewer", step_text_viewer, "05-text-viewer.png"),
+    SmokeStep("settings", step_settings),
+    SmokeStep("workspace-placeholder", step_workspace_placeholder),
+]
+
+
+def register(step: SmokeStep, after: Optional[str] = None) -> None:
+    """Add a step (at the end, or after the named one)."""
+    names = [s.name for s in STEPS]
+    STEPS.insert(names.index(after) + 1 if after in names else len(STEPS), step)
+
+
+async def run_smoke(window, outdir: Path, crashes: Optional[list[str]] = None,
+                    steps: Optional[list[SmokeStep]] = None) -> int:
+    ctx = SmokeContext(window, Path(outdir))
+    ctx.outdir.mkdir(parents=True, exist_ok=True)
+    results = []
+    ok = True
+    for step in steps or STEPS:
+        start = time.monotonic()
+        error = None
+        try:
+            await asyncio.wait_for(step.run(ctx), step.timeout)
+            if step.screenshot:
+                ctx.shot(step.screenshot)
+        except Exception as exc:  # noqa: BLE001 - report every kind of failure the same way
+            error = f"{type(exc).__name__}: {exc}"
+            log.error("smoke step %s failed: %s", step.name, error, exc_info=True)
+            ctx.shot(f"failed-{step.name}.png")
+        if crashes:
+            error = error or f"uncaught exception: {crashes[-1].strip().splitlines()[-1]}"
+        results.append({"step": step.name, "ok": error is None, "seconds": round(time.monotonic() - start, 2),
+                        "error": error})
+        print(f"smoke: {step.name}: {'ok' if error is None else 'FAILED ' + error}", flush=True)
+        if error is not None:
+            ok = False
+            break
+    report = {"ok": ok, "steps": results, "screenshots": ctx.screenshots}
+    (ctx.outdir / "smoke-report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return 0 if ok else 1

@@ -1,0 +1,200 @@
+"""Left dock: filter box + tag tree; the selection becomes the file table's tag filter.
+
+Selection semantics (faceted search): selected tags of the *same* group (Folders, Dates,
+Taxonomy, ...) form one tag group — a file needs any of them; different groups must all match.
+Selecting "Finance" and "HR" under Folders shows files of either folder; adding "2023" under
+Dates narrows that to 2023. Selecting a group node itself adds no constraint.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Optional
+
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QLineEdit,
+    QMenu,
+    QTreeView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from spar_desktop.ui.library_ops import TagSnapshot
+from spar_desktop.ui.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
+
+MAX_AUTO_EXPAND = 300
+
+
+class TagPanel(QWidget):
+    # (tag groups for FileFilter, human description of the selection)
+    filter_changed = Signal(object, str)
+    tag_files_requested = Signal(object)  # tag id, or None to pick/create one
+    untag_files_requested = Signal(int)
+    import_taxonomy_requested = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.model = TagTreeModel(self)
+        self.proxy = TagFilterProxy(self)
+        self.proxy.setSourceModel(self.model)
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Filter tags…")
+        self.search.setClearButtonEnabled(True)
+        self.view = QTreeView()
+        self.view.setModel(self.proxy)
+        self.view.setUniformRowHeights(True)
+        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.view.setAlternatingRowColors(False)
+        self.view.setAnimated(False)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(1, 64)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(6)
+        layout.addWidget(self.search)
+        layout.addWidget(self.view)
+        self._debounce = QTimer(self, singleShot=True, interval=200)
+        self._debounce.timeout.connect(self._apply_search)
+        self.search.textChanged.connect(lambda _t: self._debounce.start())
+        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        self.view.customContextMenuRequested.connect(self._context_menu)
+        self._last_groups: tuple = ()
+        self._restoring = False
+
+    # ------------------------------------------------------------------ data
+    def set_snapshot(self, snapshot: TagSnapshot) -> None:
+        """Swap in fresh tags (after a scan) keeping expanded nodes and the selection."""
+        expanded, selected = self._expanded_paths(), self._selected_paths()
+        self._restoring = True
+        try:
+            self.model.set_snapshot(snapshot)
+            self.proxy.refresh()
+            for path in sorted(expanded, key=len):
+                index = self.proxy.mapFromSource(self.model.index_for_path(path))
+                if index.isValid():
+                    self.view.expand(index)
+            if not expanded:  # first load: open the groups so the top level is visible
+                for row in range(self.proxy.rowCount()):
+                    self.view.expand(self.proxy.index(row, 0))
+            sel = self.view.selectionModel()
+            for path in selected:
+                index = self.proxy.mapFromSource(self.model.index_for_path(path))
+                if index.isValid():
+                    sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+        finally:
+            self._restoring = False
+        self._selection_changed()  # emits only if the effective filter changed (a tag vanished)
+
+    def selected_tag_ids(self) -> list[int]:
+        ids = []
+        for index in self.view.selectionModel().selectedRows(0):
+            tag_id = self.model.tag_id(self.proxy.mapToSource(index))
+            if tag_id is not None and tag_id not in ids:
+                ids.append(tag_id)
+        return ids
+
+    def select_tag(self, tag_id: int) -> bool:
+        """Select one position of a tag (used by smoke steps and 'show files with this tag')."""
+        source = self.model.first_index_of_tag(tag_id)
+        index = self.proxy.mapFromSource(source)
+        if not index.isValid():
+            return False
+        parent = index.parent()
+        while parent.isValid():
+            self.view.expand(parent)
+            parent = parent.parent()
+        self.view.selectionModel().select(
+            index, QItemSelectionModel.SelectionFlag.ClearAndSelect | QItemSelectionModel.SelectionFlag.Rows)
+        self.view.scrollTo(index)
+        return True
+
+    def clear_selection(self) -> None:
+        self.view.selectionModel().clearSelection()
+
+    # ------------------------------------------------------------------ selection → filter
+    def _selection_changed(self, *_args) -> None:
+        if self._restoring:
+            return
+        by_group: dict[str, set[int]] = {}
+        labels: dict[str, list[str]] = {}
+        for index in self.view.selectionModel().selectedRows(0):
+            node = self.model.node(self.proxy.mapToSource(index))
+            if node is None or node.tag_id is None:
+                continue
+            by_group.setdefault(node.group, set()).add(node.tag_id)
+            labels.setdefault(node.group, []).append(self.model.infos[node.tag_id].value)
+        order = [gid for gid, _, _ in GROUPS]
+        groups = tuple(frozenset(by_group[g]) for g in order if g in by_group)
+        if groups == self._last_groups:
+            return
+        self._last_groups = groups
+        names = {gid: label for gid, label, _ in GROUPS}
+        description = "; ".join(f"{names[g]}: {' or '.join(sorted(set(labels[g])))}" for g in order if g in labels)
+        self.filter_changed.emit(groups, description)
+
+    # ------------------------------------------------------------------ search
+    def _apply_search(self) -> None:
+        self.proxy.set_filter_text(self.search.text())
+        if not self.proxy.filter_text:
+            return
+        # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not
+        # fetch the whole DAG on the UI thread).
+        wanted = self.proxy.ancestors_of_matches()
+        queue = deque(self.proxy.index(r, 0) for r in range(self.proxy.rowCount()))
+        opened = 0
+        while queue and opened < MAX_AUTO_EXPAND:
+            index = queue.popleft()
+            tag_id = self.model.tag_id(self.proxy.mapToSource(index))
+            if tag_id is None or tag_id in wanted:
+                if self.proxy.canFetchMore(index):
+                    self.proxy.fetchMore(index)  # now, so the children can be walked below
+                self.view.expand(index)
+                opened += 1
+                queue.extend(self.proxy.index(r, 0, index) for r in range(self.proxy.rowCount(index)))
+
+    # ------------------------------------------------------------------ state helpers
+    def _expanded_paths(self) -> list[tuple]:
+        out = []
+        stack = [QModelIndex()]
+        while stack:
+            parent = stack.pop()
+            for row in range(self.model.rowCount(parent)):
+                index = self.model.index(row, 0, parent)
+                if self.view.isExpanded(self.proxy.mapFromSource(index)):
+                    out.append(self.model.node(index).path())
+                    stack.append(index)
+        return out
+
+    def _selected_paths(self) -> list[tuple]:
+        return [self.model.node(self.proxy.mapToSource(i)).path() for i in self.view.selectionModel().selectedRows(0)]
+
+    # ------------------------------------------------------------------ context menu
+    def _context_menu(self, pos: QPoint) -> None:
+        index = self.view.indexAt(pos)
+        tag_id = self.model.tag_id(self.proxy.mapToSource(index)) if index.isValid() else None
+        menu = QMenu(self)
+        if tag_id is not None:
+            label = self.model.infos[tag_id].value
+            act = QAction(f"Tag selected files with “{label}”", menu)
+            act.triggered.connect(lambda: self.tag_files_requested.emit(tag_id))
+            menu.addAction(act)
+        act = QAction("Tag selected files…", menu)
+        act.triggered.connect(lambda: self.tag_files_requested.emit(None))
+        menu.addAction(act)
+        if tag_id is not None:
+            act = QAction(f"Untag “{self.model.infos[tag_id].value}” from selected files", menu)
+            act.triggered.connect(lambda: self.untag_files_requested.emit(tag_id))
+            menu.addAction(act)
+        menu.addSeparator()
+        act = QAction("Import taxonomy…", menu)
+        act.triggered.connect(self.import_taxonomy_requested)
+        menu.addAction(act)
+        menu.popup(self.view.viewport().mapToGlobal(pos))

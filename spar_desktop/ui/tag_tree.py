@@ -1,0 +1,319 @@
+"""The tag hierarchy as a lazily loaded tree over the tag DAG.
+
+A tag with several parents (a MeSH term at two tree positions, a taxonomy term under two
+branches) appears under each parent: tree nodes are *positions* (paths of tag ids), not tags.
+Children are created only when a node is expanded (canFetchMore/fetchMore), so a 30k-term
+taxonomy costs nothing until browsed. Top-level nodes group tags by source.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
+from PySide6.QtGui import QColor, QFont
+from PySide6.QtWidgets import QApplication, QStyle
+
+from spar_desktop.core.library.models import TagSource
+from spar_desktop.core.library.tags import TagInfo
+from spar_desktop.ui.library_ops import TagSnapshot
+
+TagIdRole = Qt.ItemDataRole.UserRole + 1
+SourceRole = Qt.ItemDataRole.UserRole + 2
+
+# (group id, label, tag sources shown under it), in display order.
+GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
+    ("folders", "Folders", (TagSource.PATH,)),
+    ("dates", "Dates", (TagSource.DATE,)),
+    ("taxonomy", "Taxonomy", (TagSource.TAXONOMY,)),
+    ("user", "User tags", (TagSource.USER,)),
+    ("auto", "Automatic", (TagSource.AUTO, TagSource.LLM)),
+)
+GROUP_OF_SOURCE = {src: gid for gid, _, sources in GROUPS for src in sources}
+
+Index = QModelIndex | QPersistentModelIndex
+
+
+class _Node:
+    __slots__ = ("tag_id", "group", "parent", "row", "children")
+
+    def __init__(self, tag_id: Optional[int], group: str, parent: Optional["_Node"], row: int) -> None:
+        self.tag_id = tag_id
+        self.group = group
+        self.parent = parent
+        self.row = row
+        self.children: Optional[list[_Node]] = None  # None: not fetched yet
+
+    def path(self) -> tuple:
+        out: list = []
+        node: Optional[_Node] = self
+        while node is not None:
+            out.append(node.tag_id if node.tag_id is not None else node.group)
+            node = node.parent
+        return tuple(reversed(out))
+
+
+class TagTreeModel(QAbstractItemModel):
+    COLUMNS = ("Tag", "Files")
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self.infos: dict[int, TagInfo] | Any = {}
+        self._groups: list[_Node] = []
+        self._group_roots: dict[str, list[int]] = {}
+        style = QApplication.style()
+        sp = QStyle.StandardPixmap
+        self._icons = {
+            "folders": style.standardIcon(sp.SP_DirIcon),
+            "dates": style.standardIcon(sp.SP_FileDialogDetailedView),
+            "taxonomy": style.standardIcon(sp.SP_FileDialogContentsView),
+            "user": style.standardIcon(sp.SP_DialogApplyButton),
+            "auto": style.standardIcon(sp.SP_BrowserReload),
+        }
+        self._bold = QFont()
+        self._bold.setBold(True)
+        self._muted = QColor(120, 120, 128)
+
+    # ------------------------------------------------------------------ loading
+    def set_snapshot(self, snapshot: TagSnapshot) -> None:
+        self.beginResetModel()
+        self.infos = snapshot.infos
+        roots: dict[str, list[int]] = {}
+        for tag_id, info in self.infos.items():
+            if not info.parent_ids:
+                roots.setdefault(GROUP_OF_SOURCE.get(info.source, "auto"), []).append(tag_id)
+        self._group_roots = {g: self._sorted(g, ids) for g, ids in roots.items()}
+        self._groups = []
+        for gid, _label, _ in GROUPS:
+            if gid in self._group_roots:
+                self._groups.append(_Node(None, gid, None, len(self._groups)))
+        self.endResetModel()
+
+    def _sorted(self, group: str, ids) -> list[int]:
+        infos = self.infos
+        if group == "dates":  # newest year first; quarters/months in calendar order
+            top = all(not infos[i].parent_ids for i in ids)
+            return sorted(ids, key=lambda i: infos[i].key, reverse=top)
+        return sorted(ids, key=lambda i: (infos[i].value.casefold(), infos[i].key))
+
+    def _child_ids(self, node: _Node) -> list[int]:
+        if node.tag_id is None:
+            return self._group_roots.get(node.group, [])
+        kids = self.infos[node.tag_id].child_ids
+        return self._sorted(node.group, kids) if kids else []
+
+    def _ensure_children(self, node: _Node) -> list[_Node]:
+        if node.children is None:
+            node.children = [_Node(t, node.group, node, i) for i, t in enumerate(self._child_ids(node))]
+        return node.children
+
+    # ------------------------------------------------------------------ helpers
+    def node(self, index: Index) -> Optional[_Node]:
+        return index.internalPointer() if index.isValid() else None
+
+    def tag_id(self, index: Index) -> Optional[int]:
+        node = self.node(index)
+        return node.tag_id if node else None
+
+    def index_for_path(self, path: tuple) -> QModelIndex:
+        """The index of a node position (as returned by _Node.path), fetching on the way."""
+        index = QModelIndex()
+        nodes = self._groups
+        for step in path:
+            match = next((n for n in nodes if (n.tag_id if n.tag_id is not None else n.group) == step), None)
+            if match is None:
+                return QModelIndex()
+            index = self.createIndex(match.row, 0, match)
+            if match.children is None:
+                self.fetchMore(index)  # with begin/endInsertRows, so proxies and views see the rows
+            nodes = match.children or []
+        return index
+
+    def first_index_of_tag(self, tag_id: int) -> QModelIndex:
+        """Index of one position of ``tag_id`` (follows first parents up to its root)."""
+        chain = [tag_id]
+        while self.infos[chain[-1]].parent_ids and len(chain) < 256:
+            chain.append(min(self.infos[chain[-1]].parent_ids))
+        group = GROUP_OF_SOURCE.get(self.infos[chain[-1]].source, "auto")
+        return self.index_for_path((group, *reversed(chain)))
+
+    # ------------------------------------------------------------------ model API
+    def index(self, row: int, column: int, parent: Index = QModelIndex()) -> QModelIndex:
+        if parent.isValid():
+            node = parent.internalPointer()
+            children = node.children or []
+        else:
+            children = self._groups
+        if 0 <= row < len(children) and 0 <= column < len(self.COLUMNS):
+            return self.createIndex(row, column, children[row])
+        return QModelIndex()
+
+    def parent(self, index: Index = QModelIndex()) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid():
+            return QModelIndex()
+        node = index.internalPointer().parent
+        return QModelIndex() if node is None else self.createIndex(node.row, 0, node)
+
+    def rowCount(self, parent: Index = QModelIndex()) -> int:
+        if parent.column() > 0:
+            return 0
+        if not parent.isValid():
+            return len(self._groups)
+        children = parent.internalPointer().children
+        return len(children) if children is not None else 0
+
+    def columnCount(self, parent: Index = QModelIndex()) -> int:
+        return len(self.COLUMNS)
+
+    def hasChildren(self, parent: Index = QModelIndex()) -> bool:
+        if not parent.isValid():
+            return bool(self._groups)
+        if parent.column() > 0:
+            return False
+        return bool(self._child_ids(parent.internalPointer()))
+
+    def canFetchMore(self, parent: Index) -> bool:
+        return parent.isValid() and parent.internalPointer().children is None and self.hasChildren(parent)
+
+    def fetchMore(self, parent: Index) -> None:
+        if not parent.isValid():
+            return
+        node = parent.internalPointer()
+        if node.children is not None:
+            return
+        ids = self._child_ids(node)
+        if ids:
+            self.beginInsertRows(parent, 0, len(ids) - 1)
+            self._ensure_children(node)
+            self.endInsertRows()
+        else:
+            node.children = []
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.COLUMNS[section]
+        if role == Qt.ItemDataRole.TextAlignmentRole and section == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+    def data(self, index: Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        node: _Node = index.internalPointer()
+        col = index.column()
+        if node.tag_id is None:
+            return self._group_data(node, col, role)
+        info = self.infos[node.tag_id]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return info.value if col == 0 else f"{info.file_count:,}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            tip = info.key if info.source == TagSource.PATH else f"{info.value} ({info.source})"
+            if info.description:
+                tip += f"\n{info.description}"
+            return tip + f"\n{info.file_count:,} files"
+        if role == Qt.ItemDataRole.DecorationRole and col == 0 and node.group == "folders":
+            return self._icons["folders"]
+        if role == Qt.ItemDataRole.ForegroundRole and col == 1:
+            return self._muted
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == TagIdRole:
+            return node.tag_id
+        if role == SourceRole:
+            return info.source
+        return None
+
+    def _group_data(self, node: _Node, col: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            # No count: a union over the group's tags is not what the numbers below mean.
+            return next(label for gid, label, _ in GROUPS if gid == node.group) if col == 0 else None
+        if role == Qt.ItemDataRole.FontRole and col == 0:
+            return self._bold
+        if role == Qt.ItemDataRole.DecorationRole and col == 0:
+            return self._icons.get(node.group)
+        if role == Qt.ItemDataRole.ForegroundRole and col == 1:
+            return self._muted
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return "Select tags to filter the file table (any tag within a group, every group)"
+        return None
+
+    def flags(self, index: Index) -> Qt.ItemFlag:
+        if not index.isValid():
+            return Qt.ItemFlag.NoItemFlags
+        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+
+
+class TagFilterProxy(QSortFilterProxyModel):
+    """Filters by label/key/description, DAG-aware.
+
+    Qt's recursive filtering only sees children that were already fetched, which in a lazy tree
+    is almost none; instead the accepted set is computed over the whole DAG: a node is shown if
+    its tag matches, leads to a match (is an ancestor of one) or sits below a match.
+    """
+
+    def __init__(self, parent=None) -> None:
+        super().__init__(parent)
+        self._text = ""
+        self._matching: set[int] = set()
+        self._visible: set[int] = set()
+        self._groups: set[str] = set()
+
+    @property
+    def filter_text(self) -> str:
+        return self._text
+
+    def set_filter_text(self, text: str) -> None:
+        self.beginFilterChange()
+        self._text = text.strip().casefold()
+        self._recompute()
+        self.endFilterChange()
+
+    def refresh(self) -> None:
+        """Recompute after the source model got a new snapshot."""
+        if self._text:
+            self.beginFilterChange()
+            self._recompute()
+            self.endFilterChange()
+
+    def ancestors_of_matches(self) -> set[int]:
+        return self._visible - self._matching
+
+    def _recompute(self) -> None:
+        model: TagTreeModel = self.sourceModel()  # type: ignore[assignment]
+        self._matching, self._visible, self._groups = set(), set(), set()
+        if not self._text or model is None:
+            return
+        infos = model.infos
+        text = self._text
+        self._matching = {i for i, t in infos.items()
+                          if text in t.value.casefold() or text in t.key.casefold()
+                          or (t.description is not None and text in t.description.casefold())}
+        stack = list(self._matching)
+        visible = set(stack)
+        while stack:
+            for p in infos[stack.pop()].parent_ids:
+                if p not in visible:
+                    visible.add(p)
+                    stack.append(p)
+        self._visible = visible
+        self._groups = {GROUP_OF_SOURCE.get(infos[i].source, "auto") for i in visible}
+
+    def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
+        if not self._text:
+            return True
+        model: TagTreeModel = self.sourceModel()  # type: ignore[assignment]
+        node = model.node(model.index(source_row, 0, source_parent))
+        if node is None:
+            return False
+        if node.tag_id is None:
+            return node.group in self._groups
+        if node.tag_id in self._visible:
+            return True
+        up = node.parent
+        while up is not None and up.tag_id is not None:
+            if up.tag_id in self._matching:
+                return True
+            up = up.parent
+        return False

@@ -1,0 +1,143 @@
+"""Status-bar list of running tasks: a title, a progress bar and a cancel button per task."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QStyle, QToolButton, QWidget
+
+from spar_desktop.core.progress import Progress
+from spar_desktop.ui.tasks import TaskHandle, TaskRunner, TaskState
+
+# Tasks that finish faster than this never appear, so quick reloads do not make the bar flicker.
+SHOW_AFTER_MS = 250
+MAX_ROWS = 3
+LABEL_WIDTH = 260
+
+
+class TaskRow(QWidget):
+    """One row, reused for many tasks: creating and polishing widgets while a worker holds the
+    GIL was measured at 40+ ms of UI stall, binding a new handle to an existing row is not."""
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.handle: Optional[TaskHandle] = None
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(6, 0, 0, 0)
+        layout.setSpacing(6)
+        self.label = QLabel()
+        self.label.setFixedWidth(LABEL_WIDTH)
+        self.bar = QProgressBar()
+        self.bar.setFixedWidth(150)
+        self.bar.setFixedHeight(14)
+        self.bar.setTextVisible(False)
+        self.cancel_button = QToolButton()
+        self.cancel_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton))
+        self.cancel_button.setAutoRaise(True)
+        self.cancel_button.clicked.connect(self._cancel)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        layout.addWidget(self.cancel_button)
+
+    def bind(self, handle: TaskHandle) -> None:
+        self.unbind()
+        self.handle = handle
+        self.cancel_button.setEnabled(True)
+        self.cancel_button.setToolTip(f"Cancel “{handle.title}”")
+        self.bar.setRange(0, 0)  # busy until the op reports a total
+        handle.progress_changed.connect(self._update)
+        self._update(handle.progress)
+
+    def unbind(self) -> None:
+        if self.handle is not None:
+            try:
+                self.handle.progress_changed.disconnect(self._update)
+            except (RuntimeError, TypeError):
+                pass
+        self.handle = None
+
+    def _cancel(self) -> None:
+        if self.handle is not None:
+            self.handle.cancel()
+
+    def _update(self, p: Optional[Progress]) -> None:
+        handle = self.handle
+        if handle is None:
+            return
+        if handle.state is TaskState.CANCELLING:
+            self.label.setText(f"{handle.title} — cancelling…")
+            self.cancel_button.setEnabled(False)
+            return
+        if p is not None and p.total:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(int(1000 * (p.fraction or 0.0)))
+        elif p is not None:
+            self.bar.setRange(0, 0)
+        text = f"{handle.title} — {p.message}" if p is not None and p.message else handle.title
+        self.label.setText(self.label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, LABEL_WIDTH))
+        self.setToolTip(text)
+
+
+class TaskListWidget(QWidget):
+    """Shows the runner's visible tasks; hides itself when nothing is running."""
+
+    def __init__(self, runner: TaskRunner, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.runner = runner
+        self.rows: dict[int, TaskRow] = {}
+        self._waiting: list[TaskHandle] = []  # visible tasks beyond MAX_ROWS
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 4, 0)
+        layout.setSpacing(8)
+        self._free = [TaskRow(self) for _ in range(MAX_ROWS)]
+        for row in self._free:
+            row.setVisible(False)
+            layout.addWidget(row)
+        self.more = QLabel()
+        self.more.setVisible(False)
+        layout.addWidget(self.more)
+        self.setSizePolicy(QSizePolicy.Policy.Maximum, QSizePolicy.Policy.Preferred)
+        runner.task_started.connect(self._started)
+        runner.task_finished.connect(self._finished)
+        self.setVisible(False)
+
+    def row_for(self, handle: TaskHandle) -> Optional[TaskRow]:
+        return self.rows.get(handle.task_id)
+
+    def show_now(self, handle: TaskHandle) -> Optional[TaskRow]:
+        """Show the task at once (tests, and tasks that must be cancellable immediately)."""
+        if handle.done or handle.task_id in self.rows:
+            return self.rows.get(handle.task_id)
+        if not self._free:
+            if handle not in self._waiting:
+                self._waiting.append(handle)
+            self._relayout()
+            return None
+        row = self._free.pop(0)
+        row.bind(handle)
+        self.rows[handle.task_id] = row
+        row.setVisible(True)
+        self._relayout()
+        return row
+
+    def _started(self, handle: TaskHandle) -> None:
+        if handle.visible:
+            QTimer.singleShot(SHOW_AFTER_MS, self, lambda: None if handle.done else self.show_now(handle))
+
+    def _finished(self, handle: TaskHandle) -> None:
+        if handle in self._waiting:
+            self._waiting.remove(handle)
+        row = self.rows.pop(handle.task_id, None)
+        if row is not None:
+            row.unbind()
+            row.setVisible(False)
+            self._free.append(row)
+            while self._waiting and self._free:
+                self.show_now(self._waiting.pop(0))
+        self._relayout()
+
+    def _relayout(self) -> None:
+        self.more.setText(f"+{len(self._waiting)} more")
+        self.more.setVisible(bool(self._waiting))
+        self.setVisible(bool(self.rows))

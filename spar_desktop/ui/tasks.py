@@ -1,0 +1,290 @@
+"""The one background-task API of the UI.
+
+Modelled on Anki's ``aqt.operations`` (an op runs off the UI thread; ``on_success`` /
+``on_failure`` run on it; ops never touch widgets) plus Orange3's latest-wins restarts:
+
+    runner.run(op, title="Indexing Reports", on_success=show, key="scan:/data/reports")
+
+``op(progress, cancel)`` is a plain function (usually a module-level function bound with
+functools.partial) that reports ``Progress`` values and polls the ``CancelToken`` between
+batches. Everything crossing back to the UI thread travels through queued Qt signals and is an
+immutable value (Progress, frozen dataclasses, tuples); the worker never sees a QObject.
+
+Starting a task with a ``key`` that is already running cancels the older task and drops its
+late result, so rapid re-filtering or page flipping only ever shows the newest answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import enum
+import itertools
+import logging
+import os
+import time
+import traceback
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Optional, TypeVar
+
+from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
+
+from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Op = Callable[[ProgressCallback, CancelToken], T]
+
+# At most this many progress signals per second per task: a scanner reports once per folder,
+# which on a share of small folders is thousands per second and would flood the event loop.
+PROGRESS_INTERVAL_S = 0.05
+
+
+class TaskState(enum.Enum):
+    RUNNING = "running"
+    CANCELLING = "cancelling"  # the user asked; the op stops at its next batch boundary
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    SUPERSEDED = "superseded"  # a newer task with the same key replaced it; its result is dropped
+
+
+@dataclass(frozen=True)
+class TaskError:
+    """A failed op, as shown to people: the message, plus the traceback for the log/details."""
+
+    title: str
+    message: str
+    details: str
+    exception: BaseException  # raised and finished in the worker; only read on the UI thread
+
+    @classmethod
+    def from_exception(cls, title: str, exc: BaseException) -> "TaskError":
+        message = str(exc) or type(exc).__name__
+        details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(title, message, details, exc)
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    value: Any = None
+    error: Optional[TaskError] = None
+    cancelled: bool = False
+
+
+class _WorkerSignals(QObject):
+    """Created on the UI thread, so emits from the worker are queued to the UI thread."""
+
+    progress = Signal(object)
+    finished = Signal(object)
+
+
+class _Worker(QRunnable):
+    def __init__(self, op: Op, title: str, token: CancelToken, signals: _WorkerSignals) -> None:
+        super().__init__()
+        self.setAutoDelete(True)
+        self._op, self._title, self._token, self._signals = op, title, token, signals
+
+    def run(self) -> None:  # worker thread
+        last = 0.0
+        signals = self._signals
+
+        def report(p: Progress) -> None:
+            nonlocal last
+            now = time.monotonic()
+            if now - last >= PROGRESS_INTERVAL_S or (p.total is not None and p.done >= p.total):
+                last = now
+                signals.progress.emit(p)
+
+        try:
+            outcome = _Outcome(value=self._op(report, self._token))
+        except Cancelled:
+            outcome = _Outcome(cancelled=True)
+        except BaseException as exc:  # noqa: BLE001 - every failure must reach the UI, never kill the pool
+            log.warning("task %r failed", self._title, exc_info=True)
+            outcome = _Outcome(error=TaskError.from_exception(self._title, exc))
+        signals.finished.emit(outcome)
+
+
+class TaskHandle(QObject, Generic[T]):
+    """One submitted task, owned by the UI thread. Widgets watch ``progress_changed``/``finished``."""
+
+    progress_changed = Signal(object)  # Progress
+    finished = Signal()  # after the callbacks ran (or were dropped)
+
+    def __init__(self, task_id: int, title: str, key: Optional[str], visible: bool, parent: QObject) -> None:
+        super().__init__(parent)
+        self.task_id = task_id
+        self.title = title
+        self.key = key
+        self.visible = visible
+        self.token = CancelToken()
+        self.state = TaskState.RUNNING
+        self.progress: Optional[Progress] = None
+        self.result: Any = None
+        self.error: Optional[TaskError] = None
+        self.started_at = time.monotonic()
+        self._signals: Optional[_WorkerSignals] = None
+
+    @property
+    def done(self) -> bool:
+        return self.state not in (TaskState.RUNNING, TaskState.CANCELLING)
+
+    def cancel(self) -> None:
+        """Ask the op to stop at its next batch; its partial result (if it returns one) still arrives."""
+        if not self.done:
+            self.token.cancel()
+            self.state = TaskState.CANCELLING
+            self.progress_changed.emit(self.progress)
+
+
+class TaskRunner(QObject):
+    """Runs ops on a worker pool and delivers results on the UI thread."""
+
+    task_started = Signal(object)  # TaskHandle
+    task_finished = Signal(object)  # TaskHandle (any final state)
+    task_failed = Signal(object)  # TaskError, for failures without their own on_failure
+
+    def __init__(self, parent: Optional[QObject] = None, max_threads: Optional[int] = None) -> None:
+        super().__init__(parent)
+        self._pool = QThreadPool(self)
+        # I/O-bound ops (scans, queries) overlap well even on two cores; more threads only
+        # contend for the GIL and the SQLite writer lock.
+        self._pool.setMaxThreadCount(max_threads or max(3, min(6, (os.cpu_count() or 2) + 1)))
+        self._ids = itertools.count(1)
+        self._running: dict[int, TaskHandle] = {}
+        self._latest: dict[str, TaskHandle] = {}
+        self._closed = False
+
+    # ------------------------------------------------------------------ submitting
+    def run(self, op: Op[T], *, title: str,
+            on_success: Optional[Callable[[T], None]] = None,
+            on_failure: Optional[Callable[[TaskError], None]] = None,
+            on_progress: Optional[Callable[[Progress], None]] = None,
+            on_cancelled: Optional[Callable[[], None]] = None,
+            key: Optional[str] = None, visible: bool = True) -> TaskHandle[T]:
+        """Start ``op(progress, cancel)`` on the pool; see the module docstring.
+
+        ``visible=False`` keeps quick housekeeping (table reloads) out of the task list.
+        """
+        handle: TaskHandle[T] = TaskHandle(next(self._ids), title, key, visible, self)
+        if self._closed:  # a timer firing while the window closes: nothing to do, nothing to show
+            log.debug("not starting %r: the runner is shut down", title)
+            handle.token.cancel()
+            handle.state = TaskState.CANCELLED
+            return handle
+        if key is not None:
+            older = self._latest.get(key)
+            if older is not None and not older.done:
+                self._supersede(older)
+            self._latest[key] = handle
+        signals = _WorkerSignals(handle)
+        handle._signals = signals  # keep the QObject alive until the worker's last emit
+
+        def progressed(p: Progress) -> None:
+            if handle.state is TaskState.SUPERSEDED or self._closed:
+                return
+            handle.progress = p
+            if handle.state is TaskState.RUNNING and on_progress is not None:
+                on_progress(p)
+            handle.progress_changed.emit(p)
+
+        def finished(outcome: _Outcome) -> None:
+            self._running.pop(handle.task_id, None)
+            if self._latest.get(key) is handle:  # type: ignore[arg-type]
+                del self._latest[key]  # type: ignore[arg-type]
+            handle._signals = None
+            signals.deleteLater()
+            if handle.state is TaskState.SUPERSEDED or self._closed:
+                log.debug("dropping late result of %r", handle.title)
+                return  # already announced as finished when superseded
+            self._deliver(handle, outcome, on_success, on_failure, on_cancelled)
+
+        signals.progress.connect(progressed, Qt.ConnectionType.QueuedConnection)
+        signals.finished.connect(finished, Qt.ConnectionType.QueuedConnection)
+        self._running[handle.task_id] = handle
+        self._pool.start(_Worker(op, title, handle.token, signals))
+        self.task_started.emit(handle)
+        return handle
+
+    async def run_async(self, op: Op[T], *, title: str, key: Optional[str] = None,
+                        visible: bool = True, on_progress: Optional[Callable[[Progress], None]] = None) -> T:
+        """Await an op from a coroutine on the qasync loop; raises the op's exception or Cancelled."""
+        future: asyncio.Future = asyncio.get_running_loop().create_future()
+
+        def ok(value: T) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        def fail(err: TaskError) -> None:
+            if not future.done():
+                future.set_exception(err.exception)
+
+        handle = self.run(op, title=title, key=key, visible=visible, on_progress=on_progress,
+                          on_success=ok, on_failure=fail, on_cancelled=lambda: fail_cancel())
+
+        def fail_cancel() -> None:
+            if not future.done():
+                future.set_exception(Cancelled())
+
+        # A superseded task never calls back: end the await with Cancelled instead of hanging.
+        handle.finished.connect(fail_cancel)
+        return await future
+
+    # ------------------------------------------------------------------ state
+    def running(self) -> list[TaskHandle]:
+        return [h for h in self._running.values() if not h.done]
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def is_idle(self) -> bool:
+        return not self._running
+
+    def is_running(self, key: str) -> bool:
+        handle = self._latest.get(key)
+        return handle is not None and not handle.done
+
+    def cancel(self, key: str) -> None:
+        handle = self._latest.get(key)
+        if handle is not None:
+            handle.cancel()
+
+    def shutdown(self, wait_ms: int = 10000) -> bool:
+        """Cancel everything, drop late results and wait for the workers (window close)."""
+        for handle in list(self._running.values()):
+            handle.token.cancel()
+        self._closed = True
+        return self._pool.waitForDone(wait_ms)
+
+    # ------------------------------------------------------------------ internals
+    def _supersede(self, handle: TaskHandle) -> None:
+        handle.token.cancel()
+        handle.state = TaskState.SUPERSEDED
+        handle.finished.emit()
+        self.task_finished.emit(handle)
+
+    def _deliver(self, handle: TaskHandle, outcome: _Outcome, on_success, on_failure, on_cancelled) -> None:
+        try:
+            if outcome.error is not None:
+                handle.state, handle.error = TaskState.FAILED, outcome.error
+                if on_failure is not None:
+                    on_failure(outcome.error)
+                else:
+                    self.task_failed.emit(outcome.error)
+            elif outcome.cancelled:
+                handle.state = TaskState.CANCELLED
+                if on_cancelled is not None:
+                    on_cancelled()
+            else:
+                # An op that noticed the cancel and returned a partial result still delivers it
+                # (a cancelled scan reports what it indexed); it is marked cancelled for the UI.
+                handle.state = TaskState.CANCELLED if handle.token.cancelled else TaskState.SUCCEEDED
+                handle.result = outcome.value
+                if on_success is not None:
+                    on_success(outcome.value)
+        finally:
+            log.debug("task %r %s in %.2fs", handle.title, handle.state.value, time.monotonic() - handle.started_at)
+            handle.finished.emit()
+            self.task_finished.emit(handle)

@@ -1,0 +1,99 @@
+"""Fixtures for the UI tests: a fresh data dir, library and main window per test (offscreen)."""
+
+from __future__ import annotations
+
+import os
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.library.database import Library
+
+UI_TIMEOUT_MS = 30_000
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path / "data")
+
+
+@pytest.fixture
+def library(settings: Settings):
+    lib = Library.open(settings)
+    yield lib
+    lib.close()
+
+
+@pytest.fixture
+def make_window(qtbot, settings, library):
+    """Factory: a MainWindow on the test's library (folder watching off unless asked)."""
+    from spar_desktop.ui.main_window import MainWindow
+
+    windows = []
+
+    def make(watch: bool = False, debounce_ms: int = 2000):
+        window = MainWindow(settings, library, watch=watch, interactive=False, debounce_ms=debounce_ms)
+        qtbot.addWidget(window)
+        window.show()
+        windows.append(window)
+        qtbot.waitUntil(window.runner.is_idle, timeout=UI_TIMEOUT_MS)
+        return window
+
+    yield make
+    for w in windows:
+        w.close()
+
+
+@pytest.fixture
+def window(make_window):
+    return make_window()
+
+
+def set_mtime(path: Path, year: int, month: int = 6, day: int = 15) -> None:
+    ts = datetime(year, month, day, 12).timestamp()
+    os.utime(path, (ts, ts))
+
+
+def write_pdf(path: Path, pages: list[str]) -> Path:
+    """A real multi-page PDF with the given text per page (pymupdf)."""
+    import pymupdf
+
+    doc = pymupdf.open()
+    for text in pages:
+        page = doc.new_page()
+        page.insert_textbox(pymupdf.Rect(72, 72, 540, 770), text, fontsize=12)
+    doc.set_metadata({"title": path.stem, "author": "Test Author"})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    doc.save(str(path))
+    doc.close()
+    return path
+
+
+@pytest.fixture
+def small_tree(tmp_path: Path) -> Path:
+    """Finance (3 files: 2 from 2020, 1 from 2021) and HR (2 files: 2020, 2021), plus a PDF."""
+    root = tmp_path / "share"
+    files = {
+        "Finance/budget-2020.txt": ("Budget for 2020. Travel costs are capped.", 2020),
+        "Finance/forecast.md": ("# Forecast\n\nRevenue grows.", 2020),
+        "Finance/Reports/q1-2021.txt": ("Quarter one report for 2021.", 2021),
+        "HR/policy.md": ("# Leave policy\n\nTwenty five days.", 2020),
+        "HR/handbook.txt": ("Employee handbook 2021 edition.", 2021),
+    }
+    for rel, (text, year) in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        set_mtime(p, year)
+    return root
+
+
+def file_count(library: Library) -> int:
+    from sqlalchemy import func, select
+
+    from spar_desktop.core.library.models import File
+
+    with library.session() as s:
+        return s.scalar(select(func.count(File.id))) or 0

@@ -1,0 +1,81 @@
+"""The entry point: single instance per data dir, crash hook, window state, the smoke run."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QLockFile
+
+from spar_desktop.ui.app import LOCK_FILE, install_excepthook, parse_args
+from spar_desktop.ui.first_run import sample_corpus_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_app(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", PYTHONPATH=str(ROOT))
+    return subprocess.run([sys.executable, "-m", "spar_desktop.ui.app", *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+
+
+def test_second_instance_on_the_same_data_dir_exits_zero(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    lock = QLockFile(str(data / LOCK_FILE))
+    assert lock.tryLock(100)
+    try:
+        proc = run_app("--data-dir", str(data), timeout=60)
+    finally:
+        lock.unlock()
+    assert proc.returncode == 0, proc.stderr
+    assert "already running" in proc.stderr
+    assert "already running" in (data / "logs" / "spar-desktop.log").read_text()
+
+
+def test_uncaught_exceptions_are_logged_and_recorded_without_a_dialog(tmp_path, caplog):
+    crashes: list[str] = []
+    previous = sys.excepthook
+    try:
+        hook = install_excepthook(tmp_path / "x.log", interactive=False, crashes=crashes)
+        try:
+            raise RuntimeError("slot exploded")
+        except RuntimeError:
+            with caplog.at_level(logging.CRITICAL):
+                hook(*sys.exc_info())
+    finally:
+        sys.excepthook = previous
+    assert "slot exploded" in crashes[0]
+    assert "slot exploded" in caplog.text
+
+
+def test_qt_arguments_are_left_to_qt():
+    args = parse_args(["--data-dir", "/tmp/x", "-platform", "offscreen"])
+    assert args.data_dir == "/tmp/x" and args.smoke is None
+
+
+def test_window_state_is_saved_in_the_data_dir(qtbot, make_window, settings):
+    window = make_window()
+    window.resize(700, 500)  # inside the offscreen screen (800x600): restore clamps to it
+    window.close()
+    ini = settings.data_dir / "ui-state.ini"
+    assert ini.is_file() and "geometry" in ini.read_text()
+    again = make_window()
+    assert (again.width(), again.height()) == (700, 500)
+
+
+@pytest.mark.skipif(sample_corpus_dir() is None, reason="the sample corpus is not built yet")
+def test_smoke_run_writes_screenshots_and_exits_zero(tmp_path):
+    out = tmp_path / "shots"
+    proc = run_app("--smoke", str(out), timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads((out / "smoke-report.json").read_text())
+    assert report["ok"] and all(s["ok"] for s in report["steps"])
+    names = {p.name for p in out.glob("*.png")}
+    assert {"01-empty-state.png", "02-library.png", "03-tag-filter.png", "04-pdf-viewer.png"} <= names
+    assert all((out / n).stat().st_size > 10_000 for n in names)

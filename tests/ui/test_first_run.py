@@ -1,0 +1,51 @@
+"""First run: the empty state offers the bundled sample corpus; importing copies and indexes it."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from sqlalchemy import func, select
+
+from spar_desktop.core.library.models import File, Tag, TagSource
+from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, resources_dir, sample_corpus_dir
+from spar_desktop.ui.tasks import TaskState
+
+SAMPLE = sample_corpus_dir()
+
+
+def test_resources_are_found_from_the_checkout_or_the_env(monkeypatch, tmp_path):
+    assert resources_dir() is not None and resources_dir().name == "resources"
+    import spar_desktop
+
+    monkeypatch.setattr(spar_desktop, "__file__", str(tmp_path / "site" / "spar_desktop" / "__init__.py"))
+    monkeypatch.setenv("SPAR_RESOURCES", str(tmp_path))
+    assert resources_dir() == tmp_path
+
+
+@pytest.mark.skipif(SAMPLE is None, reason="the sample corpus (resources/sample_corpus) is not built yet")
+def test_sample_corpus_import(qtbot, window, settings, library):
+    assert window.file_panel.library_empty
+    assert window.file_panel.empty.sample_button.isVisibleTo(window.file_panel.empty)
+    handle = window.controller.import_sample()
+    qtbot.waitUntil(lambda: handle.done and window.runner.is_idle(), timeout=120_000)
+    assert handle.state is TaskState.SUCCEEDED, handle.error
+    result = handle.result
+    copy = settings.data_dir / SAMPLE_DIR_NAME
+    assert result.target == str(copy) and copy.is_dir()
+    assert not (copy / "_taxonomy").exists() and not (copy / "_dates.json").exists()  # metadata not indexed
+    dates = json.loads((SAMPLE / "_dates.json").read_text(encoding="utf-8"))
+    rel, iso = next(iter(dates.items()))
+    assert datetime.fromtimestamp((copy / rel).stat().st_mtime).date() == datetime.fromisoformat(iso).date()
+    with library.session() as s:
+        files = s.scalar(select(func.count(File.id)))
+        outside = s.scalar(select(func.count(File.id)).where(~File.path.startswith(str(copy))))
+        taxonomy = s.scalar(select(func.count(Tag.id)).where(Tag.source == TagSource.TAXONOMY))
+    assert files == result.copied and outside == 0  # only the copy, never the install dir
+    assert taxonomy > 0 and result.assigned > 0
+    assert not window.file_panel.library_empty
+    assert window.file_panel.model.total == files - result.scan.missing
+    groups = [window.tag_panel.model.data(window.tag_panel.model.index(r, 0))
+              for r in range(window.tag_panel.model.rowCount())]
+    assert groups[:3] == ["Folders", "Dates", "Taxonomy"]

@@ -1,0 +1,112 @@
+"""Tag tree: selection filters the table (OR within a group, AND across groups); filter box."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QItemSelectionModel
+
+from tests.ui.conftest import UI_TIMEOUT_MS
+
+
+def tag_id(window, key: str) -> int:
+    return next(i for i, t in window.tag_panel.model.infos.items() if t.key == key)
+
+
+def indexed(qtbot, window, root, n):
+    window.controller.index_paths([str(root)])
+    qtbot.waitUntil(lambda: window.file_panel.model.total == n and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+
+
+def select(window, *keys: str) -> None:
+    panel = window.tag_panel
+    panel.clear_selection()
+    for key in keys:
+        index = panel.proxy.mapFromSource(panel.model.first_index_of_tag(tag_id(window, key)))
+        parent = index.parent()
+        while parent.isValid():
+            panel.view.expand(parent)
+            parent = parent.parent()
+        panel.view.selectionModel().select(index, QItemSelectionModel.SelectionFlag.Select
+                                           | QItemSelectionModel.SelectionFlag.Rows)
+
+
+def table_names(window) -> set[str]:
+    m = window.file_panel.model
+    return {m.record(r).name for r in range(m.rowCount())}
+
+
+def wait_total(qtbot, window, n):
+    qtbot.waitUntil(lambda: window.file_panel.model.total == n and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+
+
+def test_selecting_tags_filters_the_table(qtbot, window, small_tree):
+    indexed(qtbot, window, small_tree, 5)
+    assert window.tag_panel.select_tag(tag_id(window, "Finance"))
+    wait_total(qtbot, window, 3)  # a folder tag includes its sub-folders (Finance/Reports)
+    assert table_names(window) == {"budget-2020.txt", "forecast.md", "q1-2021.txt"}
+    assert "Folders: Finance" in window.file_panel.filter_label.text()
+    assert window.file_panel.clear_button.isVisible()
+
+    select(window, "Finance", "HR")  # same group: either
+    wait_total(qtbot, window, 5)
+    select(window, "Finance", "HR", "date:2021")  # plus another group: both
+    wait_total(qtbot, window, 2)
+    assert table_names(window) == {"q1-2021.txt", "handbook.txt"}
+
+    window.file_panel.clear_button.click()
+    wait_total(qtbot, window, 5)
+    assert not window.file_panel.clear_button.isVisible()
+
+
+def test_filter_box_finds_tags_without_expanding_everything(qtbot, window, small_tree):
+    indexed(qtbot, window, small_tree, 5)
+    panel = window.tag_panel
+    panel.search.setText("repo")  # matches Finance/Reports only
+    qtbot.waitUntil(lambda: panel.proxy.filter_text == "repo", timeout=5_000)
+    proxy = panel.proxy
+    groups = [proxy.data(proxy.index(r, 0)) for r in range(proxy.rowCount())]
+    assert groups == ["Folders"]
+    folders = proxy.index(0, 0)
+    assert [proxy.data(proxy.index(r, 0, folders)) for r in range(proxy.rowCount(folders))] == ["Finance"]
+    finance = proxy.index(0, 0, folders)
+    assert panel.view.isExpanded(finance)  # the way to the match is opened
+    assert proxy.data(proxy.index(0, 0, finance)) == "Reports"
+    panel.search.clear()
+    qtbot.waitUntil(lambda: proxy.rowCount() == 2, timeout=5_000)
+
+
+def test_tree_keeps_selection_and_tags_files_from_the_context_actions(qtbot, window, small_tree, library):
+    indexed(qtbot, window, small_tree, 5)
+    window.tag_panel.select_tag(tag_id(window, "HR"))
+    wait_total(qtbot, window, 2)
+    window.file_panel.table.selectAll()
+    window.controller.tag_files(tuple(r.id for r in window.file_panel.selected_records()), None, "Important")
+    qtbot.waitUntil(lambda: any(t.key == "user:Important" for t in window.tag_panel.model.infos.values())
+                    and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert window.tag_panel.selected_tag_ids() == [tag_id(window, "HR")]  # survived the tree reload
+    important = tag_id(window, "user:Important")
+    assert window.tag_panel.model.infos[important].file_count == 2
+    select(window, "user:Important")
+    wait_total(qtbot, window, 2)
+    window.file_panel.table.selectAll()
+    window.tag_panel.untag_files_requested.emit(important)
+    qtbot.waitUntil(lambda: window.tag_panel.model.infos[important].file_count == 0 and window.runner.is_idle(),
+                    timeout=UI_TIMEOUT_MS)
+    wait_total(qtbot, window, 0)
+
+
+def test_a_tag_under_two_parents_appears_under_both(qtbot, window, small_tree, library, tmp_path):
+    taxonomy = tmp_path / "tax.csv"
+    taxonomy.write_text("parent,child\n,Money\n,People\nMoney,Payroll\nPeople,Payroll\n", encoding="utf-8")
+    indexed(qtbot, window, small_tree, 5)
+    window.controller.import_taxonomy(str(taxonomy))
+    qtbot.waitUntil(lambda: any(t.key == "tax:Payroll" for t in window.tag_panel.model.infos.values())
+                    and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    model = window.tag_panel.model
+    tax = next(model.index(r, 0) for r in range(model.rowCount()) if model.data(model.index(r, 0)) == "Taxonomy")
+    model.fetchMore(tax)
+    parents = {model.data(model.index(r, 0, tax)): model.index(r, 0, tax) for r in range(model.rowCount(tax))}
+    assert set(parents) == {"Money", "People"}
+    for index in parents.values():
+        assert model.canFetchMore(index)  # lazily loaded
+        model.fetchMore(index)
+        assert [model.data(model.index(r, 0, index)) for r in range(model.rowCount(index))] == ["Payroll"]
