@@ -7,16 +7,16 @@ them in a QImage (QImage/QPixmap objects are not handed across threads).
 from __future__ import annotations
 
 import re
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check
 
 # pymupdf is not thread-safe: the viewer's renders are serialised. (The core scanner's PDF
 # probe does not take this lock yet; see the UI report for the core change that would.)
-PDF_LOCK = threading.Lock()
+PDF_LOCK = PYMUPDF_LOCK  # the core's lock: extraction and scans use PyMuPDF from other threads
 MAX_TEXT_CHARS = 2_000_000  # a QPlainTextEdit with more is sluggish; the rest is summarised
 MAX_HITS = 500
 FRAGMENT_CHARS = 60

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
 
 NO_TEXT_LAYER = "no text layer (scanned?)"
@@ -13,6 +14,11 @@ _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 
 
 def extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
+    with PYMUPDF_LOCK:
+        return _extract_pdf(path, max_chars)
+
+
+def _extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
     import pymupdf  # heavy native module: only loaded when a PDF is actually read
 
     try:

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import Optional
 
 from spar_desktop.core.library.models import FileStatus
+from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 
 # Files up to this size are hashed whole; larger ones by size + three 1 MiB samples (start,
 # middle, end), which keeps a 2 GB file's scan cost at a few MB of reading. A change to a large
@@ -244,7 +245,8 @@ def probe_file(path: str, name: str) -> ProbeResult:
         if fmt != "pdf":
             return result
     if fmt == "pdf" and result.status == FileStatus.OK:
-        _pdf_metadata(path, result)
+        with PYMUPDF_LOCK:
+            _pdf_metadata(path, result)
     elif fmt == "docx":
         _docx_metadata(path, result)
     elif fmt not in READABLE_FORMATS and result.status == FileStatus.OK:

@@ -155,7 +155,10 @@ def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list
 
 
 def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int = 5,
-                 threshold: float = 0.5) -> WorkspaceFilter:
+                 threshold: float = 0.5, relax: bool = True) -> WorkspaceFilter:
+    """``relax``: when the tag groups together admit nothing, drop the least confident group
+    (lowest best match) until files remain, and say so in the notes — a request that names
+    one concept too many should still give a workspace, with the reason shown."""
     groups: list[TagGroup] = []
     unmatched: list[str] = []
     problems = list(request.problems)
@@ -173,8 +176,24 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
                 groups.append(TagGroup(f"folder {folder}", tuple(TagChoice(t.id, t.key, t.value, 1.0, "folder") for t in tags)))
             else:
                 problems.append(f"no folder named '{folder}' in the index; that constraint was not applied")
-    return WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
-                           tuple(unmatched), request.text, request.notes, tuple(problems))
+    flt = WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
+                          tuple(unmatched), request.text, request.notes, tuple(problems))
+    return relax_groups(library, flt) if relax else flt
+
+
+def relax_groups(library: Library, flt: WorkspaceFilter) -> WorkspaceFilter:
+    """Drop the weakest keyword groups while the groups alone admit no file."""
+    notes = list(flt.notes)
+    with library.session() as s:
+        while len(flt.groups) > 1 and count_files(s, flt.file_filter(constraints=False)) == 0:
+            weakest = min((g for g in flt.groups if not g.label.startswith("folder ")),
+                          key=lambda g: max(t.score for t in g.tags), default=None)
+            if weakest is None:
+                break
+            notes.append(f"no file has tags of every group; dropped the least certain one, '{weakest.label}' "
+                         f"(best match {max(t.score for t in weakest.tags):.2f}) — add it back to require it")
+            flt = replace(flt.without_group(weakest.label), unmatched=flt.unmatched + (weakest.label,))
+    return replace(flt, notes=tuple(notes))
 
 
 def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
