@@ -69,7 +69,9 @@ def main() -> None:
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="spar-vs-global-"))
     data_dir = Path(args.data_dir) if args.data_dir else work / "data"
-    share = work / "pubmedqa"
+    # Beside the data dir (scans never index the data dir itself), stable across runs so a reused
+    # data dir sees the same files instead of a second copy.
+    share = Path(f"{data_dir}-corpus") if args.data_dir else work / "pubmedqa"
     mesh = write_corpus(share)
     assignments = work / "mesh.csv"
     with open(assignments, "w", newline="", encoding="utf-8") as fh:
