@@ -159,8 +159,11 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
                 settings_problem: Optional[str]) -> int:
     from spar_desktop.ui.main_window import MainWindow
 
+    from spar_desktop.ui.aio import install_asyncgen_hooks
+
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
+    install_asyncgen_hooks(loop)  # qasync leaves them out: streamed HTTP responses must close cleanly
     quit_event = asyncio.Event()
     app.aboutToQuit.connect(quit_event.set)
     from spar_desktop.ui.runtime import tune_for_ui

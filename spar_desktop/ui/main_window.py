@@ -1,5 +1,5 @@
-"""The main window: tag tree (left), file table / document viewer (centre), details and the
-workspace placeholder (right), issues (bottom), running tasks in the status bar."""
+"""The main window: tag tree (left), file table / document viewer / chat (centre), details and
+workspaces with search (right), issues (bottom), running tasks in the status bar."""
 
 from __future__ import annotations
 
@@ -37,7 +37,8 @@ from spar_desktop.ui.tag_panel import TagPanel
 from spar_desktop.ui.task_list import TaskListWidget
 from spar_desktop.ui.tasks import TaskRunner
 from spar_desktop.ui.viewer import DocumentViewer
-from spar_desktop.ui.workspace_panel import WorkspacePlaceholder, reveal_in_file_manager
+from spar_desktop.ui.workspace_panel import reveal_in_file_manager
+from spar_desktop.ui.workspace_wiring import WorkspaceFeatures
 
 log = logging.getLogger(__name__)
 STATE_FILE = "ui-state.ini"
@@ -63,16 +64,22 @@ class MainWindow(QMainWindow):
         self.details = DetailsPanel()
         self.issues = IssuesPanel()
         self.viewer = DocumentViewer(self.runner)
+        self.features = WorkspaceFeatures(self)
+        self.workspaces = self.features.controller
+        self.workspace_panel = self.features.panel
+        self.chat = self.features.chat
+        self.chat_pane = self.features.chat_pane
         self.file_panel.empty.set_sample_available(sample_corpus_dir() is not None)
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
         self.tabs.addTab(self.file_panel, "Files")
         self.tabs.addTab(self.viewer, "Document")
+        self.tabs.addTab(self.chat_pane, "Chat")
         self.setCentralWidget(self.tabs)
         self.tags_dock = self._dock("Tags", "tagsDock", self.tag_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.details_dock = self._dock("Details", "detailsDock", self.details, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.workspace_dock = self._dock("Workspace", "workspaceDock", WorkspacePlaceholder(),
+        self.workspace_dock = self._dock("Workspace", "workspaceDock", self.features.panel_area,
                                          Qt.DockWidgetArea.RightDockWidgetArea)
         self.issues_dock = self._dock("Issues", "issuesDock", self.issues, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.details_dock, self.workspace_dock)
@@ -90,6 +97,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._restore_state()
         self.controller.refresh_all()
+        self.features.start()
         from spar_desktop.ui.process_ops import warm_up
 
         self.runner.run(warm_up, title="Starting the scan worker", visible=False)
@@ -144,6 +152,7 @@ class MainWindow(QMainWindow):
         doc_menu = self.menuBar().addMenu("&Document")
         for act in (self.view_action, self.open_action, self.reveal_action):
             doc_menu.addAction(act)
+        self.features.build_menu()
         view_menu = self.menuBar().addMenu("&View")
         for dock in (self.tags_dock, self.details_dock, self.workspace_dock, self.issues_dock):
             view_menu.addAction(dock.toggleViewAction())
@@ -157,7 +166,8 @@ class MainWindow(QMainWindow):
         bar.setMovable(False)
         bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         for act in (self.add_folder_action, self.rescan_action, None, self.view_action, self.open_action,
-                    self.reveal_action, None, self.settings_action):
+                    self.reveal_action, None, self.features.new_action, self.features.chat_action, None,
+                    self.settings_action):
             bar.addSeparator() if act is None else bar.addAction(act)
 
     def _connect(self) -> None:
@@ -188,6 +198,7 @@ class MainWindow(QMainWindow):
         self.details.view_requested.connect(self.view_current)
         self.issues.count_changed.connect(lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
         self.issues.file_activated.connect(self._show_file_by_id)
+        self.features.connect()
 
     # ------------------------------------------------------------------ state
     def state_settings(self) -> QSettings:
@@ -207,6 +218,7 @@ class MainWindow(QMainWindow):
         qs.setValue("window/state", self.saveState())
         qs.sync()
         self.controller.shutdown()
+        self.features.shutdown()
         self.runner.shutdown()
         super().closeEvent(event)
 
@@ -342,8 +354,8 @@ class MainWindow(QMainWindow):
 
     def about(self) -> None:
         QMessageBox.about(self, "About SPAR Desktop",
-                          "SPAR Desktop — a metadata index, tag hierarchy and (soon) on-demand workspaces over "
-                          f"your file shares.\n\nData folder: {self.settings.data_dir}")
+                          "SPAR Desktop — a metadata index, tag hierarchy, on-demand workspaces and cited chat "
+                          f"over your file shares.\n\nData folder: {self.settings.data_dir}")
 
     # ------------------------------------------------------------------ drag and drop
     def dragEnterEvent(self, event) -> None:

@@ -4,8 +4,8 @@ Steps are coroutines on the qasync loop, run in order; each may save a screensho
 fails by raising; the run stops at the first failure (later steps build on earlier ones) and
 exits non-zero. ``smoke-report.json`` in OUTDIR lists every step with its time and error.
 
-To extend (workspace, search, chat...): write ``async def my_step(ctx: SmokeContext)`` and
-``register(SmokeStep("workspace", my_step, "07-workspace.png"), after="filter-by-tag")``.
+To extend: write ``async def my_step(ctx: SmokeContext)`` and
+``register(SmokeStep("my-step", my_step, "12-my-step.png"), after="chat")``.
 """
 
 from __future__ import annotations
@@ -201,22 +201,113 @@ async def step_settings(ctx: SmokeContext) -> None:
     ctx.window.tabs.setCurrentWidget(ctx.window.file_panel)
 
 
-async def step_workspace_placeholder(ctx: SmokeContext) -> None:
-    ctx.window.workspace_dock.raise_()
+SMOKE_REQUEST = "incident reports from 2023"
+SMOKE_QUERY = "gearbox failure root cause"
+SMOKE_QUESTION = "What caused the gearbox failure?"
+
+
+async def step_workspace_create(ctx: SmokeContext) -> None:
+    """A workspace from a plain-language request: the explained filter, then create and build."""
+    w = ctx.window
+    await ctx.wait_until(lambda: w.workspaces.service is not None, "the workspace service")
+    w.tabs.setCurrentWidget(w.file_panel)
+    dialog = w.features.new_workspace(SMOKE_REQUEST)
+    if dialog is None:
+        raise SmokeFailure("the New workspace dialog did not open")
+    # The first preview loads the encoder and embeds the tag vocabulary: allow for a slow machine.
+    await ctx.wait_until(lambda: dialog.explanation is not None, "the request preview", 200)
+    exp = dialog.explanation
+    if exp.admitted == 0 or not exp.filter.groups:
+        raise SmokeFailure(f"the request admitted no files: {' / '.join(exp.lines())}")
+    await ctx.settle()
+    ctx.shot("07-workspace-dialog.png", dialog)
+    ctx.data["workspace"] = name = dialog.workspace_name()
+    ctx.data["admitted"] = exp.admitted
+    dialog.create(build=True)
+    await ctx.wait_until(lambda: w.workspaces.current is not None and w.workspaces.current.name == name,
+                         f"workspace {name!r} to be created and selected")
+
+
+async def step_workspace_build(ctx: SmokeContext) -> None:
+    w = ctx.window
+    name = ctx.data["workspace"]
+    await ctx.wait_until(lambda: (w.workspaces.row(name) is not None and w.workspaces.row(name).status == "active"
+                                  and not w.workspaces.is_building(name)), f"the build of {name!r}", 220)
+    await ctx.settle()
+    if w.workspaces.row(name).chunk_count == 0:
+        raise SmokeFailure(f"{name!r} was built with no passages")
+
+
+async def step_workspace_search(ctx: SmokeContext) -> None:
+    w = ctx.window
+    panel = w.workspace_panel
+    panel.search_box.setText(SMOKE_QUERY)
+    await ctx.wait_task(w.workspaces.search(SMOKE_QUERY), "the workspace search")
+    await ctx.settle()
+    if panel.results.count() == 0:
+        raise SmokeFailure(f"no results for {SMOKE_QUERY!r}")
+    panel.results.setCurrentRow(0)
     await asyncio.sleep(0.2)
-    ctx.shot("07-workspace-placeholder.png")
-    ctx.window.details_dock.raise_()
+
+
+async def step_open_top_hit(ctx: SmokeContext) -> None:
+    w = ctx.window
+    hit = w.workspace_panel.hit(0)
+    w.workspace_panel.hit_activated.emit(hit)
+    if hit.path.lower().endswith(".pdf"):
+        await ctx.wait_until(lambda: w.viewer.rendered is not None and w.viewer.rendered.path == hit.path
+                             and w.viewer.current_page == hit.page_start, f"page {hit.page_start} of the top hit")
+    else:
+        await ctx.wait_until(lambda: w.viewer.text_doc is not None and w.viewer.text_doc.path == hit.path,
+                             "the top hit's text")
+    await ctx.settle()
+    if w.viewer.highlight_count == 0:
+        raise SmokeFailure(f"the top hit's passage was not highlighted in {hit.path}")
+
+
+async def step_chat(ctx: SmokeContext) -> None:
+    """Ask in chat: streamed from Ollama when it runs, otherwise a retrieval-only answer."""
+    w = ctx.window
+    w.tabs.setCurrentWidget(w.chat_pane)
+    await ctx.wait_until(lambda: w.chat.session is not None and w.chat.workspace is not None, "the chat session")
+    if not w.chat_pane.ask(SMOKE_QUESTION):
+        raise SmokeFailure("the question could not be sent")
+    await ctx.wait_until(lambda: not w.chat.answering, "the answer", 200)
+    await ctx.settle()
+    bubbles = w.chat_pane.messages.bubbles
+    if len(bubbles) < 2 or not bubbles[-1].raw_text or bubbles[-1].message_id is None:
+        raise SmokeFailure("no answer appeared in the chat")
+    if not [b for b in bubbles[-1].chip_buttons() if b.isEnabled()]:
+        raise SmokeFailure("the answer has no citation to open")
+
+
+async def step_open_citation(ctx: SmokeContext) -> None:
+    w = ctx.window
+    bubble = w.chat_pane.messages.bubbles[-1]
+    chip = next(b for b in bubble.chip_buttons() if b.isEnabled())
+    n = int(chip.text()[1:chip.text().index("]")])
+    passage = next(p for p in bubble.passages if p.n == n)
+    chip.click()
+    await ctx.wait_until(lambda: w.viewer.path == passage.path and w.viewer.current_page == passage.page_start
+                         and (w.viewer.rendered is not None or w.viewer.text_doc is not None), "the cited page")
+    await ctx.settle()
+    w.tabs.setCurrentWidget(w.chat_pane)
+    await asyncio.sleep(0.2)
 
 
 STEPS: list[SmokeStep] = [
     SmokeStep("start", step_start, "01-empty-state.png"),
     SmokeStep("index-sample", step_index_sample, "02-library.png"),
     SmokeStep("filter-by-tag", step_filter_by_tag, "03-tag-filter.png"),
-    # Workspace and search steps go here when those layers exist.
     SmokeStep("open-pdf-page-2", step_open_pdf, "04-pdf-viewer.png"),
     SmokeStep("text-viewer", step_text_viewer, "05-text-viewer.png"),
     SmokeStep("settings", step_settings),
-    SmokeStep("workspace-placeholder", step_workspace_placeholder),
+    SmokeStep("workspace-create", step_workspace_create, timeout=300),
+    SmokeStep("workspace-build", step_workspace_build, "08-workspace.png", timeout=300),
+    SmokeStep("workspace-search", step_workspace_search, "09-search-results.png"),
+    SmokeStep("open-top-hit", step_open_top_hit, "10-hit-in-viewer.png"),
+    SmokeStep("chat", step_chat, "11-chat.png", timeout=300),
+    SmokeStep("open-citation", step_open_citation),
 ]
 
 

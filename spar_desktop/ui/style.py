@@ -29,6 +29,7 @@ QPushButton:hover {{ background: #f0f3f8; }}
 QPushButton:disabled {{ color: #9aa0aa; }}
 QPushButton#primaryButton {{ background: {ACCENT}; color: white; border: 1px solid {ACCENT}; font-weight: 600; }}
 QPushButton#primaryButton:hover {{ background: #275fc0; }}
+QPushButton#primaryButton:disabled {{ background: #a9c1ec; border: 1px solid #a9c1ec; color: #eef3fc; }}
 QPushButton[flat="true"] {{ border: none; color: {ACCENT}; background: transparent; }}
 QGroupBox {{ font-weight: 600; border: 1px solid #dcdfe4; border-radius: 6px; margin-top: 12px; padding: 8px; }}
 QGroupBox::title {{ subcontrol-origin: margin; left: 10px; padding: 0 4px; }}
@@ -52,6 +53,21 @@ QFrame#separator {{ color: #dcdfe4; }}
 QScrollArea#pdfScroll, QLabel#pdfPage {{ background: #e6e8ec; }}
 QPlainTextEdit#textView {{ border: none; padding: 12px; background: white; }}
 QWidget#dropOverlay {{ background: transparent; }}
+QTreeWidget#workspaceList, QListWidget#searchResults, QListWidget#threadList, QTreeWidget#tagChoices {{
+    border: 1px solid #dcdfe4; border-radius: 4px; background: white; }}
+QScrollArea#messageList, QWidget#messageContainer {{ border: none; background: #f5f6f8; }}
+QFrame#answerBubble {{ background: white; border: 1px solid #dcdfe4; border-radius: 8px; }}
+QFrame#userBubble {{ background: #e8f0fe; border: 1px solid #cddcf8; border-radius: 8px; }}
+QLabel#messageBody {{ background: transparent; border: none; }}
+QPushButton#citationChip {{ padding: 2px 9px; border: 1px solid #c9d7f2; border-radius: 10px; background: #eef3fc;
+    color: #27466e; }}
+QPushButton#citationChip:hover {{ background: #dbe7fb; }}
+QPushButton#invalidChip {{ padding: 2px 9px; border: 1px dashed #e0a39e; border-radius: 10px; background: #fdf0ef;
+    color: #b3261e; }}
+QFrame#chatBanner {{ background: #fff4d6; border-bottom: 1px solid #f0d48a; }}
+QFrame#questionBar {{ border-top: 1px solid #dcdfe4; background: #f5f6f8; }}
+QPlainTextEdit#questionBox {{ border: 1px solid #cfd3da; border-radius: 6px; background: white; padding: 2px; }}
+QWidget#threadColumn {{ background: #f1f2f5; }}
 """
 
 

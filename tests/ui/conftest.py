@@ -97,3 +97,63 @@ def file_count(library: Library) -> int:
 
     with library.session() as s:
         return s.scalar(select(func.count(File.id))) or 0
+
+
+@pytest.fixture
+def aloop(qapp, qtbot):
+    """The app's qasync loop on pytest-qt's QApplication (as ``spar-desktop`` runs it): coroutines
+    advance whenever Qt processes events, i.e. inside qtbot.waitUntil / waitSignal."""
+    import asyncio
+    import gc
+
+    import qasync
+
+    from spar_desktop.ui.aio import install_asyncgen_hooks
+
+    loop = qasync.QEventLoop(qapp, already_running=True)
+    asyncio.set_event_loop(loop)
+    restore_hooks = install_asyncgen_hooks(loop)
+    yield loop
+    for task in asyncio.all_tasks(loop):
+        task.cancel()
+    # Finalize abandoned async generators (httpx streams) while the loop still runs, as
+    # asyncio.run does: their aclose() runs as tasks that must finish before the loop closes.
+    gc.collect()
+    closing = asyncio.ensure_future(loop.shutdown_asyncgens())
+    qtbot.waitUntil(lambda: closing.done() and all(t.done() for t in asyncio.all_tasks(loop)), timeout=UI_TIMEOUT_MS)
+    # Then stop it, so later tests (and asyncio.run in core tests) start clean.
+    restore_hooks()
+    asyncio.events._set_running_loop(None)
+    loop._QEventLoop__is_running = False  # qasync's flag for already_running loops
+    loop.close()  # also stops its executor threads (asyncio.to_thread runs on QThreads)
+    asyncio.set_event_loop(None)
+
+
+def write_workspace_share(root: Path) -> Path:
+    """Incident reports in two departments (two tags named 'Incident-Reports'), one from 2022,
+    and a budget: 'incident reports from 2023' admits three files, two without the Safety tag.
+    The PDF's root cause is on page 2."""
+    files = {
+        "Operations/Incident-Reports/2023/IR-blade-survey.md": (
+            "# Blade survey\n\nA leading edge erosion survey found cracks on blade two; repair by resin "
+            "filling is planned for spring.", 2023),
+        "Operations/Incident-Reports/2022/IR-old-ladder.md": (
+            "# Ladder incident\n\nA technician slipped on a wet ladder rung; no injury.", 2022),
+        "Safety/Incident-Reports/IR-lanyard.md": (
+            "# Damaged lanyard\n\nA fall arrest lanyard was found frayed during the pre-climb check.", 2023),
+        "Finance/2023/budget.md": ("# Budget\n\nThe capital budget for the year is 1.2 million pounds.", 2023),
+    }
+    for rel, (text, year) in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+        set_mtime(p, year)
+    filler = " ".join(f"Site {i} produced energy within the expected range that month." for i in range(18))
+    pdf = write_pdf(root / "Operations/Incident-Reports/2023/IR-gearbox-failure.pdf", [
+        "Incident report IR-2023-007. Gearbox failure on turbine CM-T04 in March 2023. The turbine was "
+        "stopped by the condition monitoring alarm and inspected by the site team. " + filler,
+        filler + " Root cause. The gearbox bearing failed after water contamination of the gearbox oil, which "
+        "entered through a saturated desiccant breather that was not replaced at the September service.",
+    ])
+    set_mtime(pdf, 2023)
+    return root

@@ -1,0 +1,228 @@
+"""Everything the window asks of workspaces, as tasks on the TaskRunner.
+
+Owns the window's one ``WorkspaceService`` (created in a background task; the encoder inside it
+loads on first use, or early through ``warm_up``), the list of workspaces, which one is current
+(it scopes search and chat), builds with progress and cancel, and latest-wins searches.
+Widgets only see frozen values through its signals.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Callable, Optional
+
+from PySide6.QtCore import QObject, Signal
+
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.progress import Progress
+from spar_desktop.ui import workspace_ops as ops
+from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
+
+log = logging.getLogger(__name__)
+
+
+def build_key(name: str) -> str:
+    return f"ws-build:{name.casefold()}"
+
+
+class WorkspaceController(QObject):
+    ready = Signal()  # the service exists: workspace actions can start
+    workspaces_loaded = Signal(object)  # tuple[WorkspaceRow, ...]
+    current_changed = Signal(object)  # Optional[WorkspaceRow]
+    build_progress = Signal(str, object)  # name, Progress
+    build_finished = Signal(str, object)  # name, Optional[BuildSummary] (None: failed)
+    search_started = Signal(str)  # query
+    search_finished = Signal(object)  # WorkspaceResults
+    search_failed = Signal(str)
+    status = Signal(str)
+    error = Signal(str, str)  # message, details
+
+    def __init__(self, library: Library, runner: TaskRunner, parent: Optional[QObject] = None) -> None:
+        super().__init__(parent)
+        self.library = library
+        self.runner = runner
+        self.service: Optional[ops.WorkspaceService] = None
+        self.rows: tuple[ops.WorkspaceRow, ...] = ()
+        self.current: Optional[ops.WorkspaceRow] = None
+        self.last_results = None  # WorkspaceResults of the latest search
+        self._warm: Optional[TaskHandle] = None
+        self._pending: list[Callable[[], None]] = []
+
+    # ------------------------------------------------------------------ service
+    def start(self) -> None:
+        self.runner.run(partial(ops.open_service, self.library), title="Opening workspaces", visible=False,
+                        on_success=self._opened, on_failure=self._failed)
+
+    def _opened(self, service: ops.WorkspaceService) -> None:
+        self.service = service
+        self.ready.emit()
+        self.refresh()
+        pending, self._pending = self._pending, []
+        for fn in pending:
+            fn()
+
+    def when_ready(self, fn: Callable[[], None]) -> None:
+        if self.service is not None:
+            fn()
+        else:
+            self._pending.append(fn)
+
+    def warm_up(self) -> None:
+        """Load the encoder and tag index in the background (once): the first preview, build or
+        search would otherwise wait for it."""
+        if self._warm is None and self.service is not None:
+            self._warm = self.runner.run(partial(ops.warm_up, self.service), title="Loading the embedding model",
+                                         key="ws-warm", on_failure=self._failed)
+
+    # ------------------------------------------------------------------ list / current
+    def refresh(self) -> None:
+        if self.service is None:
+            return
+        self.runner.run(partial(ops.list_workspaces, self.service), title="Loading workspaces", key="ws-list",
+                        visible=False, on_success=self._loaded, on_failure=self._failed)
+
+    def _loaded(self, rows: tuple[ops.WorkspaceRow, ...]) -> None:
+        self.rows = rows
+        self.workspaces_loaded.emit(rows)
+        if self.current is not None:
+            row = self.row(self.current.name)
+            if row != self.current:
+                self.current = row
+                self.current_changed.emit(row)
+
+    def row(self, name: Optional[str]) -> Optional[ops.WorkspaceRow]:
+        if name is None:
+            return None
+        return next((r for r in self.rows if r.name.casefold() == name.casefold()), None)
+
+    def select(self, name: Optional[str]) -> None:
+        row = self.row(name)
+        if row == self.current:
+            return
+        self.current = row
+        self.last_results = None
+        self.current_changed.emit(row)
+
+    # ------------------------------------------------------------------ lifecycle
+    def is_building(self, name: str) -> bool:
+        return self.runner.is_running(build_key(name))
+
+    def build(self, name: str, title: Optional[str] = None) -> Optional[TaskHandle]:
+        if self.service is None or self.is_building(name):
+            return None
+
+        def done(summary: ops.BuildSummary) -> None:
+            self.status.emit(summary.describe())
+            for note in summary.notes:
+                log.info("build note (%s): %s", name, note)
+            self.build_finished.emit(name, summary)
+            self.refresh()
+
+        def failed(err: TaskError) -> None:
+            self._failed(err)
+            self.build_finished.emit(name, None)
+            self.refresh()
+
+        def cancelled() -> None:
+            self.status.emit(f"Build of '{name}' cancelled")
+            self.build_finished.emit(name, None)
+            self.refresh()
+
+        handle = self.runner.run(partial(ops.build_workspace, self.service, name), title=title or f"Building {name}",
+                                 key=build_key(name), on_progress=lambda p: self.build_progress.emit(name, p),
+                                 on_success=done, on_failure=failed, on_cancelled=cancelled)
+        self.build_progress.emit(name, Progress(0, None, "starting"))
+        self.refresh()  # the row now says 'building'
+        return handle
+
+    def cancel_build(self, name: str) -> None:
+        self.runner.cancel(build_key(name))
+
+    def reactivate(self, name: str) -> Optional[TaskHandle]:
+        return self.build(name, title=f"Reactivating {name}")
+
+    def archive(self, name: str) -> Optional[TaskHandle]:
+        return self._simple(partial(ops.archive_workspace, self.service, name), f"Archiving {name}",
+                            f"Archived '{name}': its vectors are dropped; filter, files, threads and history are kept")
+
+    def delete(self, name: str) -> Optional[TaskHandle]:
+        if self.current is not None and self.current.name == name:
+            self.select(None)
+        return self._simple(partial(ops.delete_workspace, self.service, name), f"Deleting {name}",
+                            f"Deleted workspace '{name}' (your files are untouched)")
+
+    def export(self, name: str, path: str) -> Optional[TaskHandle]:
+        return self._simple(partial(ops.export_workspace, self.service, name, path), f"Exporting {name}",
+                            f"Exported '{name}' to {path}")
+
+    def import_file(self, path: str) -> Optional[TaskHandle]:
+        if self.service is None:
+            return None
+
+        def done(summary: ops.ImportSummary) -> None:
+            self.status.emit(summary.describe())
+            self.refresh()
+            self.select_later(summary.name)
+
+        return self.runner.run(partial(ops.import_workspace, self.service, path), title="Importing a workspace",
+                               on_success=done, on_failure=self._failed)
+
+    def save_filter(self, name: str, flt, on_saved: Optional[Callable] = None) -> Optional[TaskHandle]:
+        def done(explanation) -> None:
+            self.status.emit(f"Saved the filter of '{name}': {explanation.admitted} files; build to update it")
+            self.refresh()
+            if on_saved is not None:
+                on_saved(explanation)
+
+        return self.runner.run(partial(ops.save_filter, self.service, name, flt), title=f"Saving the filter of {name}",
+                               on_success=done, on_failure=self._failed)
+
+    def select_later(self, name: str) -> None:
+        """Select ``name`` once the list that contains it has loaded."""
+        def loaded(_rows) -> None:
+            if self.row(name) is not None:
+                self.workspaces_loaded.disconnect(loaded)
+                self.select(name)
+        self.workspaces_loaded.connect(loaded)
+        self.refresh()
+
+    def _simple(self, op, title: str, message: str) -> Optional[TaskHandle]:
+        if self.service is None:
+            return None
+
+        def done(_value) -> None:
+            self.status.emit(message)
+            self.refresh()
+
+        return self.runner.run(op, title=title, on_success=done, on_failure=self._failed)
+
+    # ------------------------------------------------------------------ search
+    def search(self, query: str, k: int = ops.MAX_HITS) -> Optional[TaskHandle]:
+        query = query.strip()
+        row = self.current
+        if self.service is None or row is None or not query:
+            return None
+        self.search_started.emit(query)
+
+        def done(results) -> None:
+            self.last_results = results
+            self.search_finished.emit(results)
+
+        def failed(err: TaskError) -> None:
+            log.info("search failed: %s", err.message)
+            self.search_failed.emit(err.message)
+
+        return self.runner.run(partial(ops.search, self.service, row.name, query, k), title=f"Searching {row.name}",
+                               key="search", on_success=done, on_failure=failed)
+
+    def mark_opened(self, log_id: Optional[int], file_id: int) -> None:
+        if self.service is not None and log_id is not None:
+            self.runner.run(partial(ops.mark_opened, self.service, log_id, file_id), title="Recording the opened result",
+                            visible=False, on_failure=lambda err: log.info("mark_opened failed: %s", err.message))
+
+    # ------------------------------------------------------------------ errors
+    def _failed(self, err: TaskError) -> None:
+        log.error("%s failed: %s\n%s", err.title, err.message, err.details)
+        self.status.emit(f"{err.title} failed: {err.message}")
+        self.error.emit(f"{err.title} failed: {err.message}", err.details)

@@ -1,0 +1,424 @@
+"""The "New workspace" dialog (and "Filter…" of an existing one): a plain-language request
+becomes an explained filter the user can edit before anything is built.
+
+Shown: the tags matched per keyword (checkable, with score and how they matched), keywords no
+tag matched, the constraints (dates and file types, editable), notes and problems, and the
+funnel of file counts, recomputed in the background after every edit (latest-wins).
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import replace
+from functools import partial
+from typing import Optional
+
+from PySide6.QtCore import QDate, Qt, QTimer, Signal
+from PySide6.QtGui import QColor, QIcon
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDateEdit,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from spar_desktop.ui import workspace_ops as ops
+from spar_desktop.ui.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
+from spar_desktop.ui.tasks import TaskError
+from spar_desktop.ui.workspace_controller import WorkspaceController
+
+GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
+TAG_ROLE = Qt.ItemDataRole.UserRole + 2
+class WorkspaceDialog(QDialog):
+    created = Signal(object)  # WorkspaceRow (new) or the saved Explanation (edit)
+    explained = Signal(object)  # Explanation: every preview and re-count (tests wait on it)
+
+    def __init__(self, controller: WorkspaceController, parent: Optional[QWidget] = None,
+                 edit_name: Optional[str] = None) -> None:
+        super().__init__(parent)
+        self.controller = controller
+        self.runner = controller.runner
+        self.edit_name = edit_name
+        self.base = None  # WorkspaceFilter of the latest preview
+        self.explanation = None
+        self._name_edited = False
+        self._filling = False
+        self.setWindowTitle(f"Filter of “{edit_name}”" if edit_name else "New workspace")
+        self.setObjectName("workspaceDialog")
+        self.resize(900, 640)
+        self._build()
+        self._recount = QTimer(self, singleShot=True, interval=250)
+        self._recount.timeout.connect(self._explain_current)
+        self._auto_preview = QTimer(self, singleShot=True, interval=800)
+        self._auto_preview.timeout.connect(self.preview)
+        controller.warm_up()
+        if edit_name:
+            self._set_busy("Loading the filter…")
+            self.runner.run(partial(ops.workspace_explanation, controller.service, edit_name),
+                            title=f"Explaining {edit_name}", key="ws-preview", visible=False,
+                            on_success=self._show_explanation, on_failure=self._failed)
+
+    # ------------------------------------------------------------------ layout
+    def _build(self) -> None:
+        layout = QVBoxLayout(self)
+        form = QFormLayout()
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("A short name, e.g. Incidents 2023")
+        self.name_edit.textEdited.connect(lambda _t: setattr(self, "_name_edited", True))
+        self.name_edit.textChanged.connect(lambda _t: self._update_buttons())
+        self.request_edit = QLineEdit()
+        self.request_edit.setPlaceholderText("Describe the files, e.g. “incident reports for Project Falcon from 2023”")
+        self.request_edit.returnPressed.connect(self.preview)
+        self.request_edit.textEdited.connect(self._request_edited)
+        self.preview_button = QPushButton("Preview")
+        self.preview_button.clicked.connect(self.preview)
+        row = QHBoxLayout()
+        row.addWidget(self.request_edit, 1)
+        row.addWidget(self.preview_button)
+        if not self.edit_name:
+            form.addRow("Name", self.name_edit)
+        form.addRow("Request", row)
+        layout.addLayout(form)
+        self.status_label = QLabel("Keywords are matched to tags; dates, quarters and file types become constraints. "
+                                   "Nothing is built until you say so.")
+        self.status_label.setObjectName("muted")
+        self.status_label.setWordWrap(True)
+        layout.addWidget(self.status_label)
+
+        body = QHBoxLayout()
+        tags_box = QGroupBox("Tags matched per keyword")
+        tl = QVBoxLayout(tags_box)
+        self.tree = QTreeWidget()
+        self.tree.setObjectName("tagChoices")
+        self.tree.setHeaderLabels(["Keyword / tag", "Score", "How"])
+        self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.header().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.header().setStretchLastSection(False)
+        self.tree.itemChanged.connect(self._item_changed)
+        self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        tl.addWidget(self.tree, 1)
+        add_row = QHBoxLayout()
+        self.add_tag_edit = QLineEdit()
+        self.add_tag_edit.setPlaceholderText("Require another tag, by name…")
+        self.add_tag_edit.returnPressed.connect(self.add_tag)
+        self.add_tag_button = QPushButton("Add tag")
+        self.add_tag_button.clicked.connect(self.add_tag)
+        add_row.addWidget(self.add_tag_edit, 1)
+        add_row.addWidget(self.add_tag_button)
+        tl.addLayout(add_row)
+        tl.addWidget(self._muted("Unchecked tags are left out; a file needs a checked tag (or a sub-tag) of every "
+                                 "keyword."))
+        body.addWidget(tags_box, 3)
+
+        right = QVBoxLayout()
+        cons = QGroupBox("Constraints")
+        cf = QFormLayout(cons)
+        self.since_check, self.since_edit = self._date_row()
+        self.until_check, self.until_edit = self._date_row()
+        cf.addRow(self.since_check, self.since_edit)
+        cf.addRow(self.until_check, self.until_edit)
+        self.since_check.setText("From")
+        self.until_check.setText("Until")
+        self.types_edit = QLineEdit()
+        self.types_edit.setPlaceholderText("any type (e.g. pdf, docx)")
+        self.types_edit.textEdited.connect(lambda _t: self._recount.start())
+        cf.addRow("File types", self.types_edit)
+        self.authors_edit = QLineEdit()
+        self.authors_edit.setPlaceholderText("any author")
+        self.authors_edit.setToolTip("One author, or several separated by commas")
+        self.authors_edit.textEdited.connect(lambda _t: self._recount.start())
+        cf.addRow("Author", self.authors_edit)
+        right.addWidget(cons)
+        funnel_box = QGroupBox("Files admitted at each step")
+        fl = QVBoxLayout(funnel_box)
+        self.funnel = FunnelWidget()
+        fl.addWidget(self.funnel)
+        self.admitted_label = QLabel()
+        self.admitted_label.setObjectName("countLabel")
+        self.admitted_label.setWordWrap(True)
+        fl.addWidget(self.admitted_label)
+        right.addWidget(funnel_box)
+        self.notes_label = QLabel()
+        self.notes_label.setWordWrap(True)
+        self.notes_label.setTextFormat(Qt.TextFormat.RichText)
+        right.addWidget(self.notes_label)
+        right.addStretch(1)
+        body.addLayout(right, 2)
+        layout.addLayout(body, 1)
+
+        self.buttons = QDialogButtonBox()
+        self.cancel_button = self.buttons.addButton(QDialogButtonBox.StandardButton.Cancel)
+        self.cancel_button.setIcon(QIcon())  # the other buttons have none
+        self.create_button = QPushButton("Save filter" if self.edit_name else "Create")
+        self.build_button = QPushButton("Save and build" if self.edit_name else "Create and build")
+        self.build_button.setObjectName("primaryButton")
+        self.build_button.setDefault(False)
+        self.buttons.addButton(self.create_button, QDialogButtonBox.ButtonRole.ActionRole)
+        self.buttons.addButton(self.build_button, QDialogButtonBox.ButtonRole.AcceptRole)
+        self.create_button.clicked.connect(lambda: self.create(build=False))
+        self.build_button.clicked.connect(lambda: self.create(build=True))
+        self.buttons.rejected.connect(self.reject)
+        layout.addWidget(self.buttons)
+        self._update_buttons()
+
+    def _muted(self, text: str) -> QLabel:
+        label = QLabel(text)
+        label.setObjectName("muted")
+        label.setWordWrap(True)
+        return label
+
+    def _date_row(self) -> tuple[QCheckBox, QDateEdit]:
+        check = QCheckBox()
+        edit = QDateEdit()
+        edit.setCalendarPopup(True)
+        edit.setDisplayFormat("yyyy-MM-dd")
+        edit.setDate(QDate.currentDate())
+        edit.setEnabled(False)
+        check.toggled.connect(edit.setEnabled)
+        check.toggled.connect(lambda _on: self._recount.start())
+        edit.dateChanged.connect(lambda _d: self._recount.start())
+        return check, edit
+
+    # ------------------------------------------------------------------ preview
+    def _request_edited(self, text: str) -> None:
+        if not self._name_edited and not self.edit_name:
+            self.name_edit.setText(self.name_from_request(text))
+        self._auto_preview.start()
+
+    @staticmethod
+    def name_from_request(text: str) -> str:
+        name = " ".join(text.split())[:60]
+        return name[:1].upper() + name[1:]
+
+    def workspace_name(self) -> str:
+        """The typed name, or one made from the request."""
+        return self.name_edit.text().strip() or self.name_from_request(self.request_edit.text())
+
+    def preview(self) -> None:
+        self._auto_preview.stop()
+        request = self.request_edit.text().strip()
+        if not request or self.controller.service is None:
+            return
+        self._set_busy("Matching keywords to tags… (the first preview loads the embedding model)")
+        self.runner.run(partial(ops.preview, self.controller.service, request), title="Previewing the workspace",
+                        key="ws-preview", on_success=self._show_explanation, on_failure=self._failed)
+
+    def _set_busy(self, text: str) -> None:
+        self.status_label.setObjectName("muted")
+        self.status_label.setStyleSheet("")
+        self.status_label.setText(text)
+
+    def _failed(self, err: TaskError) -> None:
+        self.status_label.setText(err.message)
+        self.status_label.setStyleSheet("color: #b3261e;")
+
+    def _show_explanation(self, explanation) -> None:
+        """A fresh preview: fill every editor from it."""
+        flt = explanation.filter
+        self.base = flt
+        self._filling = True
+        if flt.request and self.request_edit.text().strip() != flt.request:
+            self.request_edit.setText(flt.request)
+        self.tree.clear()
+        for g in flt.groups:
+            self._add_group(g)
+        for kw in flt.unmatched:
+            item = QTreeWidgetItem([f"“{kw}” — no matching tag", "", ""])
+            item.setToolTip(0, "Not used to choose files; search and chat still use these words")
+            item.setForeground(0, QColor("#8a909b"))
+            item.setFlags(Qt.ItemFlag.ItemIsEnabled)
+            self.tree.addTopLevelItem(item)
+            item.setFirstColumnSpanned(True)
+        for check, edit, value in ((self.since_check, self.since_edit, flt.since), (self.until_check, self.until_edit, flt.until)):
+            check.setChecked(value is not None)
+            if value is not None:
+                edit.setDate(QDate(value.year, value.month, value.day))
+        self.types_edit.setText(", ".join(flt.formats))
+        self.authors_edit.setText(", ".join(flt.authors))
+        self._filling = False
+        self.tree.expandAll()
+        self.status_label.setStyleSheet("")
+        self.status_label.setText("Uncheck tags that do not fit, add tags or change the constraints; the counts follow.")
+        self._show_counts(explanation)
+
+    def _add_group(self, group) -> QTreeWidgetItem:
+        n = len(group.tags)
+        top = QTreeWidgetItem([f"“{group.label}”  ·  {'any of ' if n > 1 else ''}{n} tag{'s' if n != 1 else ''}", "", ""])
+        top.setData(0, GROUP_ROLE, group)
+        top.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsAutoTristate)
+        font = top.font(0)
+        font.setBold(True)
+        top.setFont(0, font)
+        self.tree.addTopLevelItem(top)
+        top.setFirstColumnSpanned(True)
+        for t in group.tags:
+            child = QTreeWidgetItem([tag_label(t), f"{t.score:.2f}", HOW_TEXT.get(t.how, t.how)])
+            child.setData(0, TAG_ROLE, t)
+            child.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
+            child.setCheckState(0, Qt.CheckState.Checked)
+            child.setToolTip(0, t.key)
+            top.addChild(child)
+        for t in group.pruned:
+            child = QTreeWidgetItem([f"{t.value} — covered by a broader tag above", f"{t.score:.2f}", HOW_TEXT.get(t.how, t.how)])
+            child.setFlags(Qt.ItemFlag.NoItemFlags)
+            top.addChild(child)
+        top.setExpanded(True)
+        return top
+
+    def _item_changed(self, item: QTreeWidgetItem, column: int) -> None:
+        if not self._filling and column == 0:
+            self._recount.start()
+
+    # ------------------------------------------------------------------ editing
+    def group_item(self, label: str) -> Optional[QTreeWidgetItem]:
+        for i in range(self.tree.topLevelItemCount()):
+            item = self.tree.topLevelItem(i)
+            g = item.data(0, GROUP_ROLE)
+            if g is not None and g.label == label:
+                return item
+        return None
+
+    def tag_item(self, tag_id: int) -> Optional[QTreeWidgetItem]:
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            for j in range(top.childCount()):
+                t = top.child(j).data(0, TAG_ROLE)
+                if t is not None and t.tag_id == tag_id:
+                    return top.child(j)
+        return None
+
+    def set_tag_checked(self, tag_id: int, checked: bool) -> bool:
+        item = self.tag_item(tag_id)
+        if item is not None:
+            item.setCheckState(0, Qt.CheckState.Checked if checked else Qt.CheckState.Unchecked)
+        return item is not None
+
+    def current_filter(self):
+        """The filter as edited: checked tags per group, then the constraint editors."""
+        from spar_desktop.core.workspaces.selection import TagGroup, WorkspaceFilter
+
+        base = self.base or WorkspaceFilter(request=self.request_edit.text().strip())
+        groups = []
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            g = top.data(0, GROUP_ROLE)
+            if g is None:
+                continue
+            tags = tuple(top.child(j).data(0, TAG_ROLE) for j in range(top.childCount())
+                         if top.child(j).data(0, TAG_ROLE) is not None
+                         and top.child(j).checkState(0) == Qt.CheckState.Checked)
+            if tags:
+                groups.append(TagGroup(g.label, tags, g.pruned))
+        since = self.since_edit.date().toPython() if self.since_check.isChecked() else None
+        until = self.until_edit.date().toPython() if self.until_check.isChecked() else None
+        authors = tuple(dict.fromkeys(a.strip() for a in self.authors_edit.text().split(",") if a.strip()))
+        return replace(base, groups=tuple(groups), since=since, until=until,
+                       formats=ops.parse_types(self.types_edit.text()), authors=authors)
+
+    def add_tag(self) -> None:
+        text = self.add_tag_edit.text().strip()
+        if not text or self.controller.service is None:
+            return
+
+        def found(choices: tuple) -> None:
+            if not choices:
+                self.status_label.setText(f"No tag is named “{text}”. Tags come from folders, dates and your taxonomy.")
+                self.status_label.setStyleSheet("color: #b3261e;")
+                return
+            from spar_desktop.core.workspaces.selection import TagGroup
+
+            label = f"tag {text}"
+            old = self.group_item(label)
+            if old is not None:
+                self.tree.takeTopLevelItem(self.tree.indexOfTopLevelItem(old))
+            self._filling = True
+            self._add_group(TagGroup(label, choices))
+            self._filling = False
+            self.add_tag_edit.clear()
+            self._set_busy(f"Added {', '.join(c.value for c in choices)}")
+            self._explain_current()
+
+        self.runner.run(partial(ops.find_tags, self.controller.service, text), title="Finding the tag",
+                        key="ws-find-tag", visible=False, on_success=found, on_failure=self._failed)
+
+    def _explain_current(self) -> None:
+        if self.controller.service is None:
+            return
+        self.runner.run(partial(ops.explain_filter, self.controller.service, self.current_filter()),
+                        title="Counting files", key="ws-explain", visible=False,
+                        on_success=self._show_counts, on_failure=self._failed)
+
+    def _show_counts(self, explanation) -> None:
+        self.explanation = explanation
+        self.funnel.set_explanation(explanation)
+        n = explanation.admitted
+        if explanation.emptied_by:
+            self.admitted_label.setText(f"No file matches: “{explanation.emptied_by}” removed the last ones. "
+                                        "Uncheck that group or relax the constraint.")
+            self.admitted_label.setStyleSheet("color: #b3261e;")
+        else:
+            self.admitted_label.setText(f"{n:,} file{'s' if n != 1 else ''} will be in the workspace")
+            self.admitted_label.setStyleSheet("")
+        flt = explanation.filter
+        lines = [f"<span style='color:#545b68'>Note: {html.escape(t)}</span>" for t in flt.notes]
+        lines += [f"<span style='color:#b3261e'>Problem: {html.escape(t)}</span>" for t in flt.problems]
+        self.notes_label.setText("<br>".join(lines))
+        self.notes_label.setVisible(bool(lines))
+        self._update_buttons()
+        self.explained.emit(explanation)
+
+    def _update_buttons(self) -> None:
+        ok = self.explanation is not None and self.explanation.admitted > 0
+        named = bool(self.edit_name or self.workspace_name())
+        self.create_button.setEnabled(ok and named)
+        self.build_button.setEnabled(ok and named)
+
+    # ------------------------------------------------------------------ create
+    def create(self, build: bool = False) -> None:
+        if self.controller.service is None:
+            return
+        flt = self.current_filter()
+        c = self.controller
+        for b in (self.create_button, self.build_button):
+            b.setEnabled(False)
+        if self.edit_name:
+            name = self.edit_name
+
+            def saved(explanation) -> None:
+                self.created.emit(explanation)
+                if build:
+                    c.build(name)
+                self.accept()
+
+            handle = c.save_filter(name, flt, on_saved=saved)
+            if handle is not None:
+                handle.finished.connect(self._update_buttons)
+            return
+        name = self.workspace_name()
+
+        def done(row) -> None:
+            c.status.emit(f"Created workspace '{row.name}' ({self.explanation.admitted} files)")
+            c.select_later(row.name)
+            if build:
+                c.build(row.name)
+            self.created.emit(row)
+            self.accept()
+
+        def failed(err: TaskError) -> None:
+            self._failed(err)
+            self._update_buttons()
+
+        self.runner.run(partial(ops.create_workspace, c.service, name, flt), title=f"Creating {name}",
+                        on_success=done, on_failure=failed)

@@ -1,0 +1,154 @@
+"""Workspaces and chat in the main window: builds their controllers and widgets, the Workspace
+menu, and the dialogs behind the panels' requests (new/edit, export/import, delete, thread
+rename/export). Kept out of main_window.py so each stays small."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Optional
+
+from PySide6.QtCore import QObject, Qt
+from PySide6.QtWidgets import QFileDialog, QFrame, QInputDialog, QMessageBox, QScrollArea, QStyle
+
+from spar_desktop.ui.chat_controller import ChatController
+from spar_desktop.ui.chat_pane import ChatPane
+from spar_desktop.ui.small_widgets import chat_icon
+from spar_desktop.ui.workspace_controller import WorkspaceController
+from spar_desktop.ui.workspace_dialog import WorkspaceDialog
+from spar_desktop.ui.workspace_panel import WorkspacePanel
+
+
+class WorkspaceFeatures(QObject):
+    def __init__(self, window) -> None:
+        super().__init__(window)
+        self.window = window
+        self.controller = WorkspaceController(window.library, window.runner, self)
+        self.panel = WorkspacePanel(self.controller)
+        # The dock may be narrower than the panel's buttons: scroll instead of widening the window.
+        self.panel_area = QScrollArea()
+        self.panel_area.setObjectName("workspaceScroll")
+        self.panel_area.setWidget(self.panel)
+        self.panel_area.setWidgetResizable(True)
+        self.panel_area.setFrameShape(QFrame.Shape.NoFrame)
+        self.chat = ChatController(window.settings, window.runner, self.controller, self)
+        self.chat_pane = ChatPane(self.chat)
+        self.dialog: Optional[WorkspaceDialog] = None
+
+    def connect(self) -> None:
+        w, c, p = self.window, self.controller, self.panel
+        for source in (c, self.chat):
+            source.status.connect(lambda text: w.statusBar().showMessage(text, 15000))
+            source.error.connect(w._show_error)
+        p.new_requested.connect(self.new_workspace)
+        p.edit_requested.connect(self.edit_workspace)
+        p.export_requested.connect(self.export_workspace)
+        p.import_requested.connect(self.import_workspace)
+        p.delete_requested.connect(self.delete_workspace)
+        p.hit_activated.connect(self.open_hit)
+        self.chat.open_requested.connect(w.open_document)
+        cp = self.chat_pane
+        cp.rename_requested.connect(self.rename_thread)
+        cp.delete_requested.connect(self.delete_thread)
+        cp.export_requested.connect(self.export_thread)
+
+    def build_menu(self) -> None:
+        w = self.window
+        self.new_action = w._action("New workspace…", lambda: self.new_workspace(), QStyle.StandardPixmap.SP_FileDialogNewFolder,
+                                    "Ctrl+Shift+N",
+                                    "Describe the files for a task; check how they are chosen; build a searchable workspace")
+        self.import_action = w._action("Import workspace…", self.import_workspace)
+        self.chat_action = w._action("Chat", lambda: w.tabs.setCurrentWidget(self.chat_pane), None, "Ctrl+Shift+C",
+                                     "Ask questions about the current workspace")
+        self.chat_action.setIcon(chat_icon())
+        self.new_action.setEnabled(False)
+        self.controller.ready.connect(lambda: self.new_action.setEnabled(True))
+        menu = w.menuBar().addMenu("&Workspace")
+        for act in (self.new_action, self.import_action, None, self.chat_action):
+            menu.addSeparator() if act is None else menu.addAction(act)
+        return menu
+
+    def start(self) -> None:
+        self.controller.start()
+
+    def shutdown(self) -> None:
+        self.chat.shutdown()
+
+    # ------------------------------------------------------------------ workspaces
+    def show_panel(self) -> None:
+        self.window.workspace_dock.show()
+        self.window.workspace_dock.raise_()
+
+    def new_workspace(self, request: str = "") -> Optional[WorkspaceDialog]:
+        return self._open_dialog(None, request)
+
+    def edit_workspace(self, name: str) -> Optional[WorkspaceDialog]:
+        return self._open_dialog(name, "")
+
+    def _open_dialog(self, name: Optional[str], request: str) -> Optional[WorkspaceDialog]:
+        if self.controller.service is None:
+            self.window.statusBar().showMessage("Workspaces are still opening; try again in a moment", 8000)
+            return None
+        if self.dialog is not None and self.dialog.isVisible():
+            self.dialog.raise_()
+            return self.dialog
+        dialog = WorkspaceDialog(self.controller, self.window, edit_name=name)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.destroyed.connect(lambda: setattr(self, "dialog", None))
+        dialog.created.connect(lambda _v: self.show_panel())
+        if request:
+            dialog.request_edit.setText(request)
+            dialog._request_edited(request)
+            dialog.preview()
+        self.dialog = dialog
+        dialog.open()  # window-modal but not a nested loop: tasks keep delivering
+        return dialog
+
+    def export_workspace(self, name: str) -> None:
+        safe = re.sub(r"[^\w.-]+", "-", name).strip("-") or "workspace"
+        path, _ = QFileDialog.getSaveFileName(self.window, f"Export “{name}”", str(Path.home() / f"{safe}.sparws"),
+                                              "SPAR workspace (*.sparws)")
+        if path:
+            self.controller.export(name, path if path.endswith(".sparws") else path + ".sparws")
+
+    def import_workspace(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self.window, "Import a workspace", str(Path.home()),
+                                              "SPAR workspace (*.sparws);;All files (*)")
+        if path:
+            self.controller.import_file(path)
+
+    def delete_workspace(self, name: str) -> None:
+        if self.window.interactive:
+            answer = QMessageBox.question(
+                self.window, "Delete workspace",
+                f"Delete the workspace “{name}” with its chat threads and search history?\n\n"
+                "Your files are not touched; the workspace can be created again from its request.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.controller.delete(name)
+
+    def open_hit(self, hit) -> None:
+        """A search result: the viewer at its page with the passage highlighted."""
+        self.window.open_document(hit.path, hit.page_start, hit.text)
+        results = self.controller.last_results
+        self.controller.mark_opened(results.log_id if results is not None else None, hit.file_id)
+
+    # ------------------------------------------------------------------ threads
+    def rename_thread(self, thread_id: int, title: str) -> None:
+        text, ok = QInputDialog.getText(self.window, "Rename thread", "Title:", text=title)
+        if ok and text.strip():
+            self.chat.rename_thread(thread_id, text.strip())
+
+    def delete_thread(self, thread_id: int, title: str) -> None:
+        if self.window.interactive:
+            answer = QMessageBox.question(self.window, "Delete thread", f"Delete the thread “{title}” and its messages?")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.chat.delete_thread(thread_id)
+
+    def export_thread(self, thread_id: int, title: str) -> None:
+        safe = re.sub(r"[^\w.-]+", "-", title).strip("-")[:60] or "thread"
+        path, _ = QFileDialog.getSaveFileName(self.window, "Export thread as Markdown", str(Path.home() / f"{safe}.md"),
+                                              "Markdown (*.md)")
+        if path:
+            self.chat.export_thread(thread_id, path)

@@ -1,0 +1,136 @@
+"""Workspaces in the window: a request previewed and edited in the dialog, created, built with
+progress, searched, and a hit opened in the viewer at its page; then archive, reactivate,
+export and import. Real index, real encoder (loaded once per process), in-process Chroma."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from spar_desktop.core.workspaces.models import QueryLogEntry
+from tests.ui.conftest import UI_TIMEOUT_MS, write_workspace_share
+
+BUILD_TIMEOUT_MS = 180_000  # the first preview/build in a process loads the encoder
+
+
+@pytest.fixture
+def indexed_window(qtbot, make_window, tmp_path):
+    window = make_window()
+    share = write_workspace_share(tmp_path / "share")
+    window.controller.index_paths([str(share)])
+    qtbot.waitUntil(lambda: window.file_panel.model.total == 5 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert window.workspaces.service is not None  # opened in the background at start-up
+    return window
+
+
+def tag_keys(dialog, label: str) -> dict[str, Qt.CheckState]:
+    group = dialog.group_item(label)
+    return {group.child(i).data(0, Qt.ItemDataRole.UserRole + 2).key: group.child(i).checkState(0)
+            for i in range(group.childCount())}
+
+
+def test_request_preview_edit_create_build_search_and_open_hit(qtbot, indexed_window):
+    w = indexed_window
+    assert w.workspace_panel.new_button.isEnabled() and not w.workspace_panel.search_box.isEnabled()
+    dialog = w.features.new_workspace()
+    dialog.request_edit.setText("incident reports from 2023")
+    with qtbot.waitSignal(dialog.explained, timeout=BUILD_TIMEOUT_MS):
+        dialog.preview()
+    exp = dialog.explanation
+    # Both folders named Incident-Reports matched the keyword exactly; the year became dates.
+    assert set(tag_keys(dialog, "incident reports")) == {"Operations/Incident-Reports", "Safety/Incident-Reports"}
+    assert str(exp.filter.since) == "2023-01-01" and str(exp.filter.until) == "2023-12-31"
+    assert dialog.since_check.isChecked() and dialog.until_edit.date().year() == 2023
+    assert [s.admitted for s in exp.funnel] == [5, 4, 3]
+    assert "3 files" in dialog.admitted_label.text() and dialog.build_button.isEnabled()
+
+    # Uncheck the Safety tag: the funnel is recounted in the background.
+    safety = next(t.tag_id for g in exp.filter.groups for t in g.tags if t.key == "Safety/Incident-Reports")
+    with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS) as recount:
+        assert dialog.set_tag_checked(safety, False)
+    assert recount.args[0].admitted == 2 and [s.admitted for s in recount.args[0].funnel] == [5, 3, 2]
+    assert tag_keys(dialog, "incident reports")["Safety/Incident-Reports"] == Qt.CheckState.Unchecked
+
+    dialog.name_edit.setText("Incidents 2023")
+    dialog.build_button.click()  # Create and build
+    qtbot.waitUntil(lambda: w.workspaces.current is not None and w.workspaces.current.name == "Incidents 2023",
+                    timeout=UI_TIMEOUT_MS)
+    assert w.features.dialog is None  # closed (and deleted) once created
+    stored = w.workspaces.current
+    saved_keys = {t.key for g in w.workspaces.service.manager.get("Incidents 2023").filter.groups for t in g.tags}
+    assert saved_keys == {"Operations/Incident-Reports"}  # the edited filter, not the raw request's
+    qtbot.waitUntil(lambda: w.workspaces.row("Incidents 2023").status == "active"
+                    and not w.workspaces.is_building("Incidents 2023"), timeout=BUILD_TIMEOUT_MS)
+    row = w.workspaces.row("Incidents 2023")
+    assert row.file_count == 2 and row.chunk_count > 0 and stored.request == "incident reports from 2023"
+    panel = w.workspace_panel
+    assert panel.list.topLevelItem(0).text(1) == "active" and panel.build_button.text() == "Update"
+    assert panel.search_box.isEnabled() and not panel.progress_box.isVisible()
+
+    # Search (latest-wins task) and open the top hit at its page with the passage highlighted.
+    panel.search_box.setText("water contamination of the gearbox oil")
+    with qtbot.waitSignal(w.workspaces.search_finished, timeout=UI_TIMEOUT_MS):
+        panel.search_box.returnPressed.emit()
+    assert panel.results.count() > 0 and "passage" in panel.results_label.text()
+    hit = panel.hit(0)
+    assert Path(hit.path).name == "IR-gearbox-failure.pdf" and hit.page_start == 2, hit
+    with qtbot.waitSignal(w.viewer.page_shown, timeout=UI_TIMEOUT_MS) as shown:
+        panel.results.itemActivated.emit(panel.results.item(0))
+    assert shown.args == [2] and w.viewer.path == hit.path and w.tabs.currentWidget() is w.viewer
+    assert w.viewer.highlight_count >= 1
+
+    log_id = w.workspaces.last_results.log_id
+
+    def opened() -> bool:
+        with w.library.session() as s:
+            return hit.file_id in (s.get(QueryLogEntry, log_id).opened or [])
+    qtbot.waitUntil(opened, timeout=UI_TIMEOUT_MS)
+
+
+def test_archive_reactivate_export_import(qtbot, indexed_window, tmp_path):
+    w = indexed_window
+    c = w.workspaces
+    dialog = w.features.new_workspace("incident reports")
+    qtbot.waitUntil(lambda: dialog.explanation is not None, timeout=BUILD_TIMEOUT_MS)
+    dialog.name_edit.setText("All incidents")
+    dialog.build_button.click()
+    qtbot.waitUntil(lambda: c.row("All incidents") is not None and c.row("All incidents").status == "active"
+                    and not c.is_building("All incidents"), timeout=BUILD_TIMEOUT_MS)
+    assert c.current.name == "All incidents" and c.current.file_count == 4
+
+    # "Filter…" reopens the explained filter of the workspace; saving an edit keeps its vectors.
+    dialog = w.features.edit_workspace("All incidents")
+    qtbot.waitUntil(lambda: dialog.explanation is not None, timeout=UI_TIMEOUT_MS)
+    assert dialog.request_edit.text() == "incident reports" and dialog.explanation.admitted == 4
+    safety = next(t.tag_id for g in dialog.explanation.filter.groups for t in g.tags if t.key.startswith("Safety"))
+    with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS):
+        dialog.set_tag_checked(safety, False)
+    with qtbot.waitSignal(dialog.created, timeout=UI_TIMEOUT_MS) as saved:
+        dialog.create_button.click()  # Save filter
+    assert saved.args[0].admitted == 3
+    assert {t.key for g in c.service.manager.get("All incidents").filter.groups for t in g.tags} == \
+        {"Operations/Incident-Reports"}
+
+    w.workspace_panel.archive_button.click()
+    qtbot.waitUntil(lambda: c.current.status == "archived", timeout=UI_TIMEOUT_MS)
+    panel = w.workspace_panel
+    assert panel.archive_button.text() == "Reactivate" and not panel.search_box.isEnabled()
+    assert panel.list.topLevelItem(0).text(1) == "archived"
+    panel.archive_button.click()  # reactivate: rebuilt from cached embeddings
+    qtbot.waitUntil(lambda: c.current.status == "active" and not c.is_building("All incidents"),
+                    timeout=BUILD_TIMEOUT_MS)
+    assert panel.search_box.isEnabled()
+
+    out = tmp_path / "all.sparws"
+    handle = c.export("All incidents", str(out))
+    qtbot.waitUntil(lambda: handle.done, timeout=UI_TIMEOUT_MS)
+    assert out.is_file()
+    c.import_file(str(out))
+    qtbot.waitUntil(lambda: c.current is not None and c.current.name == "All incidents (2)", timeout=UI_TIMEOUT_MS)
+    assert c.current.status == "draft" and panel.build_button.text() == "Build"
+    assert {r.name for r in c.rows} == {"All incidents", "All incidents (2)"}
+
+    c.delete("All incidents (2)")
+    qtbot.waitUntil(lambda: [r.name for r in c.rows] == ["All incidents"], timeout=UI_TIMEOUT_MS)
