@@ -124,11 +124,12 @@ class ChatSession:
         question = (question or "").strip()
         if not question:
             raise ThreadError("the question is empty")
-        thread = self.threads.get(thread_id)  # ThreadError before anything is stored
+        # Database work runs in worker threads: under qasync this loop is the UI thread.
+        thread = await asyncio.to_thread(self.threads.get, thread_id)  # ThreadError before anything is stored
         model = model or self.model
         t0 = time.perf_counter()
-        user_id = self.threads.add_user_message(thread.id, question)
-        self.threads.touch(thread.id, title_from=question)
+        user_id = await asyncio.to_thread(self.threads.add_user_message, thread.id, question)
+        await asyncio.to_thread(self.threads.touch, thread.id, title_from=question)
         streamed: list[str] = []
 
         def emit(delta: str) -> None:
@@ -153,7 +154,7 @@ class ChatSession:
             results = await asyncio.to_thread(self.manager.search, thread.workspace, question, k or self.k,
                                               "hybrid", f"thread-{thread.id}", "chat")
         except WorkspaceError as exc:
-            return finish("", MessageStatus.ERROR, AnswerMode.RETRIEVAL_ONLY, error=str(exc), kind="workspace")
+            return await asyncio.to_thread(finish, "", MessageStatus.ERROR, AnswerMode.RETRIEVAL_ONLY, error=str(exc), kind="workspace")
         except asyncio.CancelledError:
             finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
             raise
@@ -164,13 +165,13 @@ class ChatSession:
             if results.message:
                 text += f" ({results.message})"
             emit(text)
-            return finish(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, log_id=results.log_id,
+            return await asyncio.to_thread(finish, text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, log_id=results.log_id,
                           timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
         if cancel is not None and cancel.cancelled:
-            return finish("", MessageStatus.STOPPED, AnswerMode.LLM, passages=passages, log_id=results.log_id)
+            return await asyncio.to_thread(finish, "", MessageStatus.STOPPED, AnswerMode.LLM, passages=passages, log_id=results.log_id)
 
         # 2. Generation, streamed.
-        messages = build_messages(question, passages, self.threads.history(thread.id))
+        messages = build_messages(question, passages, await asyncio.to_thread(self.threads.history, thread.id))
         t_gen = time.perf_counter()
         try:
             out = await self.ollama.stream_chat(messages, emit, cancel, model)
@@ -179,12 +180,12 @@ class ChatSession:
                 notice = self._set_available(False)
                 text = retrieval_only_text(passages)
                 emit(text)
-                return finish(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,
+                return await asyncio.to_thread(finish, text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,
                               citations=all_citations(passages), notice=notice, log_id=results.log_id,
                               timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
             self.llm_available = True  # it answered, even if with an error
             text = "".join(streamed)
-            return finish(text, MessageStatus.ERROR, AnswerMode.LLM, passages=passages,
+            return await asyncio.to_thread(finish, text, MessageStatus.ERROR, AnswerMode.LLM, passages=passages,
                           citations=parse_citations(text, passages), error=str(exc), kind=exc.kind,
                           used_model=model, log_id=results.log_id,
                           timings=Timings(retrieval_ms, None, (time.perf_counter() - t_gen) * 1000,
@@ -197,6 +198,6 @@ class ChatSession:
         self._set_available(True)
         timings = Timings(retrieval_ms, out.first_token_ms, out.total_ms, (time.perf_counter() - t0) * 1000,
                           out.stats.get("prompt_tokens"), out.stats.get("output_tokens"), out.stats.get("load_ms"))
-        return finish(out.text, MessageStatus.STOPPED if out.stopped else MessageStatus.OK, AnswerMode.LLM,
+        return await asyncio.to_thread(finish, out.text, MessageStatus.STOPPED if out.stopped else MessageStatus.OK, AnswerMode.LLM,
                       passages=passages, citations=parse_citations(out.text, passages), used_model=out.model,
                       log_id=results.log_id, timings=timings)
