@@ -1,0 +1,103 @@
+"""`spar eval`: retrieval quality (nDCG, Recall, MRR, Hits) and latency on a BEIR collection."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate retrieval on a BEIR-format folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)",
+        description="Index a BEIR collection through the app's own pipeline (vectors are cached in "
+        "the data dir, so re-runs are fast) and report nDCG@k, Recall@k, MRR@k, Hits@k and latency.",
+    )
+    p.add_argument("--beir", required=True, metavar="DIR", help="BEIR collection folder")
+    p.add_argument("--split", default="test", help="qrels split to evaluate (default: test)")
+    p.add_argument("--method", choices=("bm25", "dense", "hybrid"), default="hybrid")
+    p.add_argument("--alpha", type=float, default=None,
+                   help="dense weight in TM2C2 fusion, 0 = BM25 only, 1 = dense only (default: built-in)")
+    p.add_argument("--fusion", choices=("tm2c2", "rrf"), default="tm2c2")
+    p.add_argument("--fill-missing", choices=("exact", "zero"), default=None,
+                   help="TM2C2: score a chunk only one retriever proposed with the other's true score "
+                   "(exact) or with the normalised minimum 0 (zero); default: built-in")
+    p.add_argument("--k", type=int, default=10, help="cut-off for the metrics (default: 10)")
+    p.add_argument("--json", metavar="OUT", help="also write the full report as JSON to this file ('-' for stdout)")
+    p.add_argument("--max-queries", type=int, default=None, metavar="N", help="evaluate only the first N queries")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
+                   help="embedding device (default: the setting, normally auto)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.commands.common import StderrProgress, settings_from_args
+    from spar_desktop.core.eval.beir import BeirError, load_beir
+    from spar_desktop.core.eval.runner import build_searcher, chunker_config_from, evaluate_searcher
+
+    if args.alpha is not None and not 0.0 <= args.alpha <= 1.0:
+        raise CommandError("--alpha must be between 0 and 1")
+    if args.k < 1:
+        raise CommandError("--k must be at least 1")
+    if args.max_queries is not None and args.max_queries < 1:
+        raise CommandError("--max-queries must be at least 1")
+    settings = settings_from_args(args)
+    try:
+        dataset = load_beir(args.beir, args.split).limit_queries(args.max_queries)
+    except BeirError as exc:
+        raise CommandError(str(exc)) from exc
+    for warning in dataset.warnings:
+        print(f"spar: warning: {warning}", file=sys.stderr)
+
+    progress = StderrProgress(f"eval {dataset.name}")
+    try:
+        searcher, info = build_searcher(
+            dataset, settings.data_dir, dense=args.method != "bm25",
+            device=args.device or settings.embedding_device, config=chunker_config_from(settings),
+            progress=progress,
+        )
+        report = evaluate_searcher(searcher, dataset, info, method=args.method, alpha=args.alpha,
+                                   fusion=args.fusion, k=args.k, fill_missing=args.fill_missing,
+                                   progress=progress)
+    finally:
+        progress.finish()
+
+    data = report.to_json()
+    if args.json == "-":
+        print(json.dumps(data, indent=2))
+        return 0
+    print_table(data)
+    if args.json:
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        print(f"report written to {out}")
+    return 0
+
+
+def print_table(data: dict) -> None:
+    k = data["k"]
+    method = data["method"]
+    if method == "hybrid":
+        extra = f", alpha={data['alpha']:.2f}, missing={data['fill_missing']}" if data["alpha"] is not None else ""
+        method += f" ({data['fusion']}{extra})"
+    idx = data["index"]
+    print(f"{data['dataset']} / {data['split']}: {data['queries']} queries, {idx['documents']} documents, "
+          f"{idx['chunks']} chunks ({idx['embedded_now']} embedded now)")
+    print(f"method: {method}")
+    rows = [(f"nDCG@{k}", data["metrics"][f"ndcg@{k}"]),
+            (f"Recall@{k}", data["metrics"][f"recall@{k}"]),
+            (f"MRR@{k}", data["metrics"][f"mrr@{k}"]),
+            (f"Hits@{k}", data["metrics"][f"hits@{k}"])]
+    if k != 100 and "recall@100" in data["metrics"]:
+        rows.append(("Recall@100", data["metrics"]["recall@100"]))
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"  {name:<{width}}  {value:.4f}")
+    lo, hi = data["ndcg_ci95"]
+    print(f"  {'':<{width}}  (nDCG@{k} 95% CI {lo:.4f}-{hi:.4f})")
+    lat = data["latency_ms"]
+    print(f"latency: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms per query")

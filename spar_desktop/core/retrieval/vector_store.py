@@ -1,0 +1,213 @@
+"""Dense vector backends: Chroma (what workspaces use) and an exact in-memory numpy matrix.
+
+Chroma is only ever given our own vectors: collections are created and opened with
+``embedding_function=None`` because Chroma's default embedding function downloads an ONNX model,
+which a desktop app on a locked-down network must never attempt. Collections use cosine space and
+record the model id that produced their vectors, so a model change is detected, not mixed in.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Mapping, Optional, Protocol, Sequence
+
+import numpy as np
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # before chromadb is first imported
+
+MODEL_KEY = "spar_model_id"
+# HNSW search breadth: above Chroma's default (100) so the 100-candidate lists fed to fusion
+# match the exact numpy backend on workspace-sized collections.
+HNSW_EF_SEARCH = 200
+HNSW_EF_CONSTRUCTION = 200
+
+
+class VectorStoreError(RuntimeError):
+    pass
+
+
+class ModelMismatchError(VectorStoreError):
+    """The collection was built by another embedding model; rebuild it rather than mix spaces."""
+
+
+class DenseBackend(Protocol):
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(positions, cosine similarities) of the ``k`` nearest vectors, best first."""
+        ...
+
+
+class NumpyBackend:
+    """Exact search by one matrix-vector product; fast enough for eval and 50k-chunk workspaces."""
+
+    def __init__(self, vectors: np.ndarray) -> None:
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        n = self.vectors.shape[0]
+        if n == 0 or k <= 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        sims = self.vectors @ query.astype(np.float32)
+        cand = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
+        cand = cand[np.lexsort((cand, -sims[cand]))]
+        return cand.astype(np.int64), sims[cand]
+
+
+def make_chroma_client(settings: Settings) -> Any:
+    """PersistentClient under the data dir, or HttpClient when a Chroma server URL is set."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False)
+    if settings.chroma_url:
+        from urllib.parse import urlparse
+
+        url = urlparse(settings.chroma_url)
+        return chromadb.HttpClient(
+            host=url.hostname or "localhost",
+            port=url.port or (443 if url.scheme == "https" else 8000),
+            ssl=url.scheme == "https",
+            settings=chroma_settings,
+        )
+    path = Path(settings.data_dir) / "chroma"
+    path.mkdir(parents=True, exist_ok=True)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+_NAME_OK = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9._-]{1,510}[a-zA-Z0-9]$")
+
+
+def safe_collection_name(name: str) -> str:
+    """Chroma names need 3–512 chars of [a-zA-Z0-9._-], alphanumeric at both ends."""
+    cleaned = re.sub(r"[^a-zA-Z0-9._-]+", "-", name).strip("._-")
+    cleaned = (cleaned or "collection")[:500]
+    if len(cleaned) < 3:
+        cleaned = f"ws-{cleaned}"
+    if not _NAME_OK.match(cleaned):  # pragma: no cover - defensive; the rules above satisfy it
+        raise VectorStoreError(f"cannot make a valid Chroma collection name from '{name}'")
+    return cleaned
+
+
+class ChromaCollection:
+    """One Chroma collection holding our vectors under string ids, with metadata per vector."""
+
+    def __init__(self, client: Any, name: str, model_id: str, *, create: bool = True) -> None:
+        self.client = client
+        self.name = safe_collection_name(name)
+        self.model_id = model_id
+        if create:
+            self._col = client.get_or_create_collection(
+                self.name,
+                embedding_function=None,
+                metadata={MODEL_KEY: model_id},
+                configuration={
+                    "hnsw": {"space": "cosine", "ef_search": HNSW_EF_SEARCH, "ef_construction": HNSW_EF_CONSTRUCTION}
+                },
+            )
+        else:
+            try:
+                self._col = client.get_collection(self.name, embedding_function=None)
+            except Exception as exc:  # noqa: BLE001 - chromadb raises several types for "missing"
+                raise VectorStoreError(f"no vector collection named '{self.name}'") from exc
+        stored = (self._col.metadata or {}).get(MODEL_KEY)
+        self.stored_model_id: Optional[str] = stored
+        if stored is not None and stored != model_id:
+            raise ModelMismatchError(
+                f"Collection '{self.name}' was built with embedding model {stored}, not {model_id}; "
+                "rebuild it to search with the current model"
+            )
+
+    def count(self) -> int:
+        return int(self._col.count())
+
+    def ids(self) -> set[str]:
+        return set(self._col.get(include=[])["ids"])
+
+    def max_batch(self) -> int:
+        getter = getattr(self.client, "get_max_batch_size", None)
+        limit = int(getter()) if getter else 5000
+        return max(1, min(limit, 4096))
+
+    def add(
+        self,
+        ids: Sequence[str],
+        vectors: np.ndarray,
+        metadatas: Optional[Sequence[Mapping[str, Any]]] = None,
+        progress: ProgressCallback = no_progress,
+        cancel: Optional[CancelToken] = None,
+    ) -> None:
+        """Upsert in batches no larger than the client allows; cancellable between batches."""
+        if len(ids) != len(vectors):
+            raise ValueError("ids and vectors differ in length")
+        step = self.max_batch()
+        for start in range(0, len(ids), step):
+            check(cancel)
+            end = min(start + step, len(ids))
+            kwargs: dict[str, Any] = {"ids": list(ids[start:end]), "embeddings": np.asarray(vectors[start:end], dtype=np.float32)}
+            if metadatas is not None:
+                # Chroma metadata values must be str/int/float/bool; None is dropped, not stored.
+                kwargs["metadatas"] = [
+                    {k: v for k, v in m.items() if v is not None} or None for m in metadatas[start:end]
+                ]
+            self._col.upsert(**kwargs)
+            progress(Progress(end, len(ids), "adding vectors"))
+
+    def delete(self, ids: Sequence[str]) -> None:
+        step = self.max_batch()
+        for start in range(0, len(ids), step):
+            self._col.delete(ids=list(ids[start : start + step]))
+
+    def sync(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Optional[Sequence[Mapping[str, Any]]] = None,
+             progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
+        """Make the collection hold exactly ``ids``: add the missing, delete the stale.
+        Returns (added, deleted); an unchanged workspace costs one id listing."""
+        present = self.ids()
+        wanted = {i: pos for pos, i in enumerate(ids)}
+        stale = [i for i in present if i not in wanted]
+        missing = [pos for i, pos in wanted.items() if i not in present]
+        if stale:
+            self.delete(stale)
+        if missing:
+            self.add([ids[p] for p in missing], vectors[missing],
+                     [metadatas[p] for p in missing] if metadatas is not None else None, progress, cancel)
+        return len(missing), len(stale)
+
+    def query(self, vector: np.ndarray, k: int) -> tuple[list[str], np.ndarray]:
+        """(ids, cosine similarities) best first; Chroma returns cosine *distance* = 1 - cos."""
+        n = min(k, self.count())
+        if n <= 0:
+            return [], np.empty(0, dtype=np.float32)
+        res = self._col.query(query_embeddings=[np.asarray(vector, dtype=np.float32)], n_results=n,
+                              include=["distances"])
+        ids = list(res["ids"][0])
+        sims = 1.0 - np.asarray(res["distances"][0], dtype=np.float32)
+        return ids, sims
+
+
+class ChromaBackend:
+    """Adapts a ChromaCollection whose ids are the searcher's chunk keys to positions."""
+
+    def __init__(self, collection: ChromaCollection, keys: Sequence[str]) -> None:
+        self.collection = collection
+        self._pos = {key: i for i, key in enumerate(keys)}
+
+    def search(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        ids, sims = self.collection.query(query, k)
+        keep = [(self._pos[i], s) for i, s in zip(ids, sims) if i in self._pos]
+        if not keep:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        pos, scores = zip(*keep)
+        return np.asarray(pos, dtype=np.int64), np.asarray(scores, dtype=np.float32)
+
+
+def delete_collection(client: Any, name: str) -> bool:
+    """Drop a workspace's vectors (archive); False when there was nothing to drop."""
+    try:
+        client.delete_collection(safe_collection_name(name))
+        return True
+    except Exception:  # noqa: BLE001 - missing collection
+        return False

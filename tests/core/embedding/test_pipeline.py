@@ -1,0 +1,86 @@
+import numpy as np
+import pytest
+
+from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
+from spar_desktop.core.embedding.cache import EmbeddingCache
+from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
+from spar_desktop.core.progress import CancelToken, Cancelled
+
+TEXTS = [
+    "Solar panels convert sunlight into electricity. " * 30,
+    "The committee approved the annual budget after a long debate about road repairs.",
+    "Vaccination schedules for infants were revised. " * 40 + "\n\nA second paragraph on side effects.",
+    "",  # no text: cached as an empty document, never re-read
+]
+CONFIG = ChunkerConfig(child_tokens=64, parent_tokens=256, overlap_tokens=8)
+
+
+class CountingLoader:
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def items(self, texts):
+        def load(text):
+            self.calls += 1
+            return ExtractedDocument((PageText(1, text),), "text", title=None)
+
+        return [(content_hash(t), (lambda t=t: load(t))) for t in texts]
+
+
+def test_second_build_embeds_nothing(tmp_path, encoder):
+    loader = CountingLoader()
+    with EmbeddingCache(tmp_path) as cache:
+        before_texts, before_calls = encoder.texts_encoded, encoder.encode_calls
+        first = embed_documents(loader.items(TEXTS), CONFIG, encoder, cache)
+        n_children = sum(len(d.children) for d in first.values())
+        assert n_children > len(TEXTS)  # the long texts were split into several children
+        assert encoder.texts_encoded - before_texts == n_children
+        assert encoder.encode_calls - before_calls == 1  # all documents in one big encode call
+        assert loader.calls == 4
+
+        mid_texts, mid_calls = encoder.texts_encoded, encoder.encode_calls
+        second = embed_documents(loader.items(TEXTS), CONFIG, encoder, cache)
+        assert (encoder.texts_encoded, encoder.encode_calls) == (mid_texts, mid_calls)
+        assert loader.calls == 4  # cache hits never open the document
+    for h, doc in first.items():
+        assert second[h].chunks == doc.chunks
+        np.testing.assert_array_equal(second[h].vectors, doc.vectors)
+    empty = first[content_hash("")]
+    assert empty.chunks == () and empty.vectors.shape == (0, encoder.dim)
+
+
+def test_vectors_match_direct_encoding_and_only_new_docs_embed(tmp_path, encoder):
+    with EmbeddingCache(tmp_path) as cache:
+        embed_documents(CountingLoader().items(TEXTS[:2]), CONFIG, encoder, cache)
+        before = encoder.texts_encoded
+        docs = embed_documents(CountingLoader().items(TEXTS[:3]), CONFIG, encoder, cache)
+        new = docs[content_hash(TEXTS[2])]
+        assert encoder.texts_encoded - before == len(new.children)
+    direct = encoder.encode([c.embed_text for c in new.children])
+    np.testing.assert_allclose(new.vectors, direct, atol=1e-5)
+
+
+def test_errors_and_cancel(tmp_path, encoder):
+    def broken():
+        raise OSError("unreadable")
+
+    items = CountingLoader().items(TEXTS[:2]) + [("bad", broken)]
+    errors = []
+    with EmbeddingCache(tmp_path) as cache:
+        docs = embed_documents(items, CONFIG, encoder, cache, on_error=lambda h, e: errors.append((h, str(e))))
+        assert set(docs) == {content_hash(TEXTS[0]), content_hash(TEXTS[1])}
+        assert errors == [("bad", "unreadable")]
+        with pytest.raises(OSError):
+            embed_documents([("bad", broken)], CONFIG, encoder, cache)
+        token = CancelToken()
+        token.cancel()
+        with pytest.raises(Cancelled):
+            embed_documents(CountingLoader().items(TEXTS[2:3]), CONFIG, encoder, cache, cancel=token)
+        assert not cache.has(content_hash(TEXTS[2]), CONFIG.cache_key, encoder.model_id)
+
+
+def test_duplicate_content_is_processed_once(tmp_path, encoder):
+    loader = CountingLoader()
+    with EmbeddingCache(tmp_path) as cache:
+        docs = embed_documents(loader.items([TEXTS[1], TEXTS[1]]), CONFIG, encoder, cache)
+    assert len(docs) == 1 and loader.calls == 1

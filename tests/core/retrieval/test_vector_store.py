@@ -1,0 +1,58 @@
+import numpy as np
+import pytest
+
+from spar_desktop.core.config import load_settings
+from spar_desktop.core.retrieval.vector_store import (
+    ChromaCollection,
+    ModelMismatchError,
+    NumpyBackend,
+    VectorStoreError,
+    delete_collection,
+    make_chroma_client,
+    safe_collection_name,
+)
+
+
+def unit_vectors(n, dim=16, seed=0):
+    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_collection_lifecycle(tmp_path, monkeypatch):
+    client = make_chroma_client(load_settings(tmp_path))
+    assert (tmp_path / "chroma").is_dir()
+    col = ChromaCollection(client, "ws", "model-a")
+    assert col.name == "ws-ws"  # padded to Chroma's 3-character minimum
+    vecs = unit_vectors(25)
+    ids = [f"doc#{i}" for i in range(25)]
+    monkeypatch.setattr(col, "max_batch", lambda: 7)  # forces 4 batches
+    seen = []
+    col.add(ids, vecs, [{"doc_id": "doc", "n": i, "none": None} for i in range(25)], progress=seen.append)
+    assert [p.done for p in seen] == [7, 14, 21, 25]
+    assert col.count() == 25
+
+    got_ids, sims = col.query(vecs[3], 5)
+    pos, exact = NumpyBackend(vecs).search(vecs[3], 5)
+    assert got_ids == [ids[p] for p in pos]
+    np.testing.assert_allclose(sims, exact, atol=1e-4)  # cosine similarity, not distance
+
+    assert col.sync(ids[5:] + ["new#0"], np.vstack([vecs[5:], unit_vectors(1, seed=1)])) == (1, 5)
+    assert col.ids() == set(ids[5:]) | {"new#0"}
+
+    with pytest.raises(ModelMismatchError):
+        ChromaCollection(client, "ws", "model-b")
+    assert ChromaCollection(client, "ws", "model-a", create=False).count() == 21
+    assert delete_collection(client, "ws")
+    with pytest.raises(VectorStoreError):
+        ChromaCollection(client, "ws", "model-a", create=False)
+
+
+def test_numpy_backend_and_names():
+    vecs = unit_vectors(10)
+    pos, sims = NumpyBackend(vecs).search(vecs[2], 3)
+    assert pos[0] == 2 and sims[0] == pytest.approx(1.0)
+    assert np.all(np.diff(sims) <= 0)
+    assert NumpyBackend(vecs).search(vecs[0], 50)[0].size == 10
+    assert NumpyBackend(np.empty((0, 16), np.float32)).search(vecs[0], 5)[0].size == 0
+    assert safe_collection_name("Q3 reports / finance!") == "Q3-reports-finance"
+    assert safe_collection_name("..") == "collection"
