@@ -1,0 +1,206 @@
+"""`spar relations ...`: document relations (EDR-MQ, co-occurrence clusters, TF-IDF baseline),
+related files, Gephi export, and session metrics on a BEIR collection."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from contextlib import contextmanager
+from typing import Iterator
+
+from spar_desktop.commands.common import StderrProgress, open_library, settings_from_args
+
+METHODS = ("edrmq", "tfidf", "cooc")
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("relations", help="how documents relate: EDR-MQ, co-occurrence clusters, TF-IDF graph")
+    rsub = p.add_subparsers(dest="relations_action", metavar="ACTION", required=True)
+
+    b = rsub.add_parser("build", help="compute and store the relations of the index or a workspace")
+    b.add_argument("--workspace", metavar="W", help="only this workspace's files (default: the whole index)")
+    b.add_argument("--queries", metavar="FILE", help="extra queries: one per line, or JSON lines with 'text'")
+    b.add_argument("--method", choices=METHODS, default="edrmq")
+    b.add_argument("--retriever", choices=("dense", "bm25"), default="dense", help="EDR-MQ retriever")
+    b.add_argument("--k1", type=int, default=5, help="EDR-MQ first-stage documents per query")
+    b.add_argument("--k2", type=int, default=5, help="EDR-MQ second-stage documents per (document, query)")
+    b.add_argument("--temperature", type=float, default=0.05, help="EDR-MQ softmax temperature (dense)")
+    b.add_argument("--no-synthetic", action="store_true", help="use only logged and --queries queries")
+    b.add_argument("--full", action="store_true", help="recompute from scratch instead of adding new queries")
+    b.add_argument("--json", action="store_true")
+    b.set_defaults(func=run_build)
+
+    t = rsub.add_parser("top", help="the files most related to FILE")
+    t.add_argument("file", metavar="FILE", help="a path in the index, or a file id")
+    t.add_argument("--k", type=int, default=10)
+    t.add_argument("--workspace", metavar="W")
+    t.add_argument("--method", choices=METHODS, help="which stored relations (default: the newest)")
+    t.add_argument("--json", action="store_true")
+    t.set_defaults(func=run_top)
+
+    x = rsub.add_parser("export", help="write the relation graph for Gephi (GEXF or GraphML)")
+    x.add_argument("out", metavar="OUT")
+    x.add_argument("--format", choices=("gexf", "graphml"), help="default: from OUT's suffix")
+    x.add_argument("--workspace", metavar="W")
+    x.add_argument("--method", choices=METHODS, help="which stored relations (default: the newest)")
+    x.add_argument("--top", type=int, default=10, help="keep each document's N strongest relations (0: all)")
+    x.add_argument("--no-layout", action="store_true", help="skip the ForceAtlas2 layout")
+    x.add_argument("--iterations", type=int, default=100, help="ForceAtlas2 iterations")
+    x.set_defaults(func=run_export)
+
+    e = rsub.add_parser("eval-sessions", help="session coverage@k and calls-to-τ on a BEIR collection: "
+                        "vanilla retrieval vs co-occurrence cluster expansion")
+    e.add_argument("--beir", required=True, metavar="DIR")
+    e.add_argument("--split", default="test")
+    e.add_argument("--k", type=int, default=8)
+    e.add_argument("--k-v", type=int, default=3, help="vanilla slots whose clusters are expanded")
+    e.add_argument("--alpha", type=float, default=0.2, help="boost variant weight")
+    e.add_argument("--holdout", type=float, default=0.0,
+                   help="share of sessions kept out of the co-occurrence training (0: paper setting)")
+    e.add_argument("--seed", type=int, default=42)
+    e.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
+    e.add_argument("--json", metavar="OUT", help="write the report as JSON ('-' for stdout)")
+    e.set_defaults(func=run_eval_sessions)
+
+
+@contextmanager
+def _cancellable(label: str) -> Iterator[tuple[StderrProgress, object]]:
+    """Ctrl-C cancels between batches (finished work is kept) instead of killing mid-write."""
+    from spar_desktop.core.progress import CancelToken
+
+    cancel = CancelToken()
+    previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
+    progress = StderrProgress(label)
+    try:
+        yield progress, cancel
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        progress.finish()
+
+
+def _guard(fn):
+    def wrapper(args):
+        from spar_desktop.cli import CommandError
+        from spar_desktop.core.progress import Cancelled
+        from spar_desktop.core.relations.scope import RelationsError
+
+        try:
+            return fn(args)
+        except RelationsError as exc:
+            raise CommandError(str(exc)) from exc
+        except Cancelled:
+            print("spar: cancelled", file=sys.stderr)
+            return 130
+    return wrapper
+
+
+@_guard
+def run_build(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.relations.edrmq import EdrmqParams
+    from spar_desktop.core.relations.service import build_relations, read_queries_file
+
+    if args.k1 < 1 or args.k2 < 1:
+        raise CommandError("--k1 and --k2 must be at least 1")
+    if args.temperature <= 0:
+        raise CommandError("--temperature must be positive")
+    queries = read_queries_file(args.queries) if args.queries else []
+    lib = open_library(args)
+    with _cancellable(f"relations ({args.method})") as (progress, cancel):
+        report = build_relations(lib, workspace=args.workspace, method=args.method, queries=queries,
+                                 synthetic=not args.no_synthetic, retriever=args.retriever,
+                                 params=EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature),
+                                 incremental=not args.full, progress=progress, cancel=cancel)
+    if args.json:
+        print(json.dumps(report.to_json(), indent=1))
+        return 0
+    what = ", ".join(f"{n} {k}" for k, n in report.queries.items()) or "none"
+    label = "queries" if report.method == "edrmq" else "inputs"
+    print(f"{report.method} relations for {report.scope}: {report.documents} documents, {report.pairs} related pairs "
+          f"({label}: {what}){' [incremental]' if report.incremental else ''} in {report.seconds:.1f}s")
+    if report.clusters is not None:
+        print(f"  {report.clusters} co-occurrence clusters")
+    for note in report.notes:
+        print(f"  note: {note}")
+    return 0
+
+
+@_guard
+def run_top(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.relations.service import related_files
+
+    if args.k < 1:
+        raise CommandError("--k must be at least 1")
+    method, rows = related_files(open_library(args), args.file, args.k, args.workspace, args.method)
+    if args.json:
+        print(json.dumps({"method": method, "related": [r.__dict__ for r in rows]}, indent=1, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"no related files found ({method})")
+        return 0
+    for i, r in enumerate(rows, 1):
+        print(f"[{i}] {r.weight:.4f}  {r.path}  ({r.title})")
+    print(f"{len(rows)} related files ({method})", file=sys.stderr)
+    return 0
+
+
+@_guard
+def run_export(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.relations.service import export_relations
+
+    fmt = args.format or args.out.rsplit(".", 1)[-1].lower()
+    if fmt not in ("gexf", "graphml"):
+        raise CommandError("give --format gexf|graphml or an OUT ending in .gexf / .graphml")
+    if args.top < 0 or args.iterations < 1:
+        raise CommandError("--top must be >= 0 and --iterations >= 1")
+    with _cancellable("graph") as (progress, cancel):
+        out = export_relations(open_library(args), args.out, fmt, workspace=args.workspace, method=args.method,
+                               top_per_node=args.top or None, layout=not args.no_layout,
+                               iterations=args.iterations, progress=progress, cancel=cancel)
+    print(f"wrote {out}")
+    return 0
+
+
+@_guard
+def run_eval_sessions(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.eval.beir import BeirError
+    from spar_desktop.core.relations.beir_sessions import evaluate_beir_sessions
+
+    if args.k < 1 or not 1 <= args.k_v <= args.k:
+        raise CommandError("need 1 <= --k-v <= --k")
+    if not 0.0 <= args.holdout < 1.0:
+        raise CommandError("--holdout must be in [0, 1)")
+    settings = settings_from_args(args)
+    try:
+        with _cancellable("sessions") as (progress, cancel):
+            report, extras = evaluate_beir_sessions(args.beir, args.split, settings.data_dir, k=args.k, k_v=args.k_v,
+                                                    alpha=args.alpha, holdout=args.holdout, seed=args.seed,
+                                                    device=args.device or settings.embedding_device,
+                                                    progress=progress, cancel=cancel)
+    except (BeirError, ValueError) as exc:
+        raise CommandError(str(exc)) from exc
+    data = {**report.to_json(), "setup": extras}
+    if args.json == "-":
+        print(json.dumps(data, indent=1))
+        return 0
+    print(f"{extras['dataset']}/{extras['split']}: {report.sessions} sessions (mean {report.mean_session_size} "
+          f"documents), {extras['documents']} documents, {extras['clusters']} clusters, holdout {extras['holdout']}")
+    for name, s in report.systems.items():
+        delta = ""
+        if s.coverage_delta is not None:
+            lo, hi = s.coverage_delta_ci95
+            delta = f"  Δ {s.coverage_delta:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        calls = "  ".join(f"{t}: {v['mean']:.2f}" for t, v in s.calls.items())
+        print(f"  {name:<8} coverage@{report.k} {s.coverage:.3f} [{s.coverage_ci95[0]:.3f}, {s.coverage_ci95[1]:.3f}]"
+              f"{delta}   calls {calls}")
+    if args.json:
+        from pathlib import Path
+
+        Path(args.json).write_text(json.dumps(data, indent=1), encoding="utf-8")
+        print(f"report written to {args.json}")
+    return 0

@@ -1,0 +1,20 @@
+"""Document relations: EDR-MQ (query-marginalised two-stage retrieval), co-occurrence clusters,
+a TF-IDF top-25 baseline, session metrics, and the graph (communities, ForceAtlas2, GEXF/GraphML).
+
+Modules are small and import their heavy dependencies (scikit-learn, gensim, networkx) lazily,
+so importing this package costs nothing. Nothing here imports Qt: the graph view consumes the
+immutable ``GraphPayload`` built by ``payload.py``.
+
+- querylog.py: the query log as query sets and sessions
+- documents.py: one vector, title and text per document (from the embedding cache or BEIR)
+- synthetic.py: synthetic queries (titles, salient sentences, an optional question hook)
+- edrmq.py: the relation matrix R (batched matrix products, incremental accumulation)
+- neighbors.py: exact candidate-pruned second stage (precomputed neighbour lists + a bound)
+- tfidf.py: the TF-IDF top-25 similarity baseline
+- cooc.py / clusters.py / expansion.py: co-occurrence sequences, Word2Vec + clustering, retrieval
+- session_metrics.py: session coverage@k and calls-to-τ with bootstrap CIs
+- graph.py / layout.py / payload.py: networkx graph, ForceAtlas2, the UI payload
+- scope.py / store.py / service.py: which files, persistence under <data dir>/relations/, and the
+  library-facing API (build, related files, graph, export, payload)
+- evaluation.py / beir_sessions.py: precision against known relations, session metrics on BEIR
+"""
