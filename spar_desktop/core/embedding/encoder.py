@@ -20,6 +20,10 @@ from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # avoids fork warnings in worker pools
+# No download progress bars or load chatter on the user's terminal: the app reports its own progress.
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
 log = logging.getLogger(__name__)
 

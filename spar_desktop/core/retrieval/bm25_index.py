@@ -7,6 +7,8 @@ and no TM2C2-normalised score (those divide by the per-query maximum).
 
 from __future__ import annotations
 
+import logging
+
 import json
 import re
 from dataclasses import asdict, dataclass
@@ -69,6 +71,8 @@ class BM25Index:
     def build(self, texts: Sequence[str], doc_ids: Optional[Sequence[str]] = None,
               cancel: Optional[CancelToken] = None) -> "BM25Index":
         import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
 
         if doc_ids is not None and len(doc_ids) != len(texts):
             raise ValueError("doc_ids and texts differ in length")
