@@ -8,7 +8,6 @@ Tag keys: folder tags use the folder's path relative to its root ('comp/sys/mac'
 from __future__ import annotations
 
 import calendar
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -180,17 +179,28 @@ def tag_infos(session: Session) -> dict[int, TagInfo]:
     tags = list(session.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)))
     under: dict[int, set[int]] = {}
 
-    def files_under(tag_id: int, stack: frozenset = frozenset()) -> set[int]:
-        if tag_id in under:
-            return under[tag_id]
-        acc = set(direct.get(tag_id, ()))
-        for child in children.get(tag_id, ()):
-            if child not in stack:  # defensive: the DAG refuses cycles, but never loop forever
-                acc |= files_under(child, stack | {tag_id})
-        under[tag_id] = acc
-        return acc
+    def files_under(root: int) -> set[int]:
+        """Files of a tag and all its descendants; iterative (deep taxonomies must not hit the
+        recursion limit) and memoised; a defensive 'on stack' set stops any cycle."""
+        stack: list[tuple[int, bool]] = [(root, False)]
+        on_stack: set[int] = set()
+        while stack:
+            tag_id, expanded = stack.pop()
+            if tag_id in under:
+                continue
+            kids = [c for c in children.get(tag_id, ()) if c not in on_stack]
+            if expanded:
+                acc = set(direct.get(tag_id, ()))
+                for c in kids:
+                    acc |= under.get(c, set())
+                under[tag_id] = acc
+                on_stack.discard(tag_id)
+                continue
+            on_stack.add(tag_id)
+            stack.append((tag_id, True))
+            stack.extend((c, False) for c in kids if c not in under)
+        return under[root]
 
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 10000))
     return {
         t.id: TagInfo(t.id, t.key, t.value, t.source, t.description, tuple(parents.get(t.id, ())),
                       tuple(sorted(children.get(t.id, ()))), len(files_under(t.id)))
