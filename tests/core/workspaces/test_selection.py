@@ -88,13 +88,18 @@ def test_semantic_match_and_hierarchy_pruning(indexed):
 
 def test_a_term_under_two_parents_and_several_groups(indexed):
     lib, index = indexed
-    flt = build_filter(lib, parse_request("maintenance records for the Falcon project", TODAY), index)
-    labels = [g.label for g in flt.groups]
+    request = parse_request("maintenance records for the Falcon project", TODAY)
+    strict = build_filter(lib, request, index, relax=False)
+    labels = [g.label for g in strict.groups]
     assert labels[0] == "maintenance"  # "records" is a generic word
-    exp = explain(lib, flt)
+    exp = explain(lib, strict)
     assert exp.admitted == 0 and exp.emptied_by and "Falcon" in exp.emptied_by
-    relaxed = flt.without_group(flt.groups[-1].label)
+    relaxed = strict.without_group(strict.groups[-1].label)
     assert names(lib, relaxed) == {"gearbox-site-b.md"}  # Gearbox sits under Maintenance too
+    # By default the least certain group is dropped, and the notes say so.
+    auto = build_filter(lib, request, index)
+    assert len(auto.groups) == 1 and explain(lib, auto).admitted >= 1
+    assert any("dropped the least certain" in n for n in auto.notes)
 
 
 def test_contradictory_dates_name_the_emptying_step(indexed):
