@@ -4,8 +4,9 @@ Chunks are synthetic but realistic: runs of 3–6 real SciFact sentences (so BM2
 vocabulary and document-frequency profile). Embedding 50k chunks on a 2-core CPU would take most
 of an hour, so each chunk's vector is the normalised mean of its sentences' real MiniLM vectors
 (a pool of a few thousand embedded sentences); queries are real SciFact claims, each encoded at
-query time as in the app. Target: p50 <= 20 ms at 50k chunks.
-Usage: python benchmarks/query.py [--sizes 10000,50000] [--queries 200] [--chroma] [--quick]
+query time as in the app. Both dense backends are timed: Chroma (HNSW; what workspaces use) and the
+exact numpy matrix (what `spar eval` uses). Target: hybrid p50 <= 20 ms at 50k chunks.
+Usage: python benchmarks/query.py [--sizes 10000,50000] [--queries 150] [--no-chroma] [--quick]
 """
 
 from __future__ import annotations
@@ -83,15 +84,16 @@ def rss_mb() -> float:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="10000,50000")
-    ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--pool", type=int, default=4000, help="real sentences embedded to build chunk vectors")
-    ap.add_argument("--chroma", action="store_true", help="also time the Chroma backend (adds a minute or two)")
-    ap.add_argument("--quick", action="store_true", help="10k chunks, 50 queries, 1,500-sentence pool")
+    ap.add_argument("--queries", type=int, default=150)
+    ap.add_argument("--pool", type=int, default=2000, help="real sentences embedded to build chunk vectors")
+    ap.add_argument("--no-chroma", action="store_true", help="skip the Chroma backend (its 50k build takes a minute)")
+    ap.add_argument("--quick", action="store_true", help="10k chunks, 50 queries, 800-sentence pool, numpy only")
     ap.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     args = ap.parse_args()
     sizes = [10_000] if args.quick else [int(s) for s in args.sizes.split(",")]
     n_queries = 50 if args.quick else args.queries
-    pool = 1500 if args.quick else args.pool
+    pool = 800 if args.quick else args.pool
+    with_chroma = not (args.quick or args.no_chroma)
 
     rng = random.Random(7)
     encoder = get_encoder(args.device)
@@ -118,7 +120,7 @@ def main() -> None:
                "hybrid_numpy": timed_queries(searcher, queries, "hybrid"),
                "bm25": timed_queries(searcher, queries, "bm25"),
                "dense_numpy": timed_queries(searcher, queries, "dense")}
-        if args.chroma:
+        if with_chroma:
             work = Path(tempfile.mkdtemp(prefix="spar-query-bench-"))
             try:
                 client = make_chroma_client(load_settings(work))

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
@@ -75,6 +75,12 @@ class Encoder:
         self.device = resolve_device(device)
         from sentence_transformers import SentenceTransformer
 
+        try:  # transformers draws a "Loading weights" bar on stderr; our callers report progress
+            from transformers.utils import logging as hf_logging
+
+            hf_logging.disable_progress_bar()
+        except ImportError:  # pragma: no cover
+            pass
         try:
             self._model: Any = SentenceTransformer(self._path, device=self.device, local_files_only=True)
         except Exception as exc:  # noqa: BLE001 - surface any load failure as one clear error
@@ -88,6 +94,7 @@ class Encoder:
         self._lock = threading.Lock()
         self.texts_encoded = 0  # running count; tests and stats use it to prove cache hits
         self.encode_calls = 0
+        self._direct_query = self._direct_query_path()
 
     @property
     def model_id(self) -> str:
@@ -152,13 +159,50 @@ class Encoder:
             if single:
                 torch.set_num_threads(1)
             try:
-                vec = self._model.encode(
-                    [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
-                )
+                if self._direct_query is not None:
+                    return self._direct_query(text)
+                return self._st_encode_one(text)
             finally:
                 if single:
                     torch.set_num_threads(threads)
+
+    def _st_encode_one(self, text: str) -> np.ndarray:
+        vec = self._model.encode(
+            [text], batch_size=1, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        )
         return np.asarray(vec[0], dtype=np.float32)
+
+    def _direct_query_path(self) -> Optional[Callable[[str], np.ndarray]]:
+        """Tokenizer -> BERT -> mean pooling -> L2, without sentence-transformers' per-call work
+        (switching every submodule to eval mode, input checks): ~15% of a query's encoding time.
+        Used only if it reproduces the library's vector for a probe text, so a packaging or
+        library change can only make queries slower, never put them in a different space."""
+        try:
+            import torch
+
+            model = getattr(self._model[0], "auto_model", None)
+            tokenizer = getattr(self._model, "tokenizer", None)
+            if model is None or tokenizer is None:
+                return None
+            max_len = self.max_seq_length
+
+            def direct(text: str) -> np.ndarray:
+                feats = tokenizer([text], padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+                feats = {k: v.to(self.device) for k, v in feats.items()}
+                with torch.inference_mode():
+                    hidden = model(**feats).last_hidden_state
+                    mask = feats["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+                    pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1e-9)
+                    vec = torch.nn.functional.normalize(pooled, dim=-1)[0]
+                return vec.float().cpu().numpy()
+
+            probe = "Probe: does the direct path match? 5 mg/kg of IL-6 in 2019."
+            if np.allclose(direct(probe), self._st_encode_one(probe), atol=1e-4):
+                return direct
+            log.info("direct query encoding disagrees with sentence-transformers; using the library path")
+        except Exception as exc:  # noqa: BLE001 - any surprise here just means the slower path
+            log.info("direct query encoding unavailable (%s); using the library path", exc)
+        return None
 
     @property
     def sentence_transformer(self) -> Any:

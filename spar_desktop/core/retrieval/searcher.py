@@ -19,7 +19,13 @@ from spar_desktop.core.embedding.cache import CachedDocument
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.retrieval import fusion as fz
 from spar_desktop.core.retrieval.bm25_index import BM25Index, TokenizerConfig, top_k_positive
-from spar_desktop.core.retrieval.vector_store import ChromaBackend, ChromaCollection, DenseBackend, NumpyBackend
+from spar_desktop.core.retrieval.vector_store import (
+    ChromaBackend,
+    ChromaCollection,
+    DenseBackend,
+    NumpyBackend,
+    cosine_scores,
+)
 
 METHODS = ("hybrid", "bm25", "dense")
 FILLS = ("exact", "zero")
@@ -179,11 +185,11 @@ class HybridSearcher:
             pos, sc = self.dense.search(qvec, depth)  # type: ignore[union-attr]
             dense = dict(zip(pos.tolist(), sc.tolist()))
         if method == "hybrid" and fusion == "tm2c2" and fill == "exact":
-            for p in dense.keys() - bm25.keys():
+            for p in sorted(dense.keys() - bm25.keys()):  # sorted: deterministic tie order
                 bm25[p] = float(all_bm25[p])
-            only_bm25 = list(bm25.keys() - dense.keys())
+            only_bm25 = sorted(bm25.keys() - dense.keys())
             if only_bm25:
-                sims = self.vectors[only_bm25] @ qvec  # type: ignore[index]
+                sims = cosine_scores(self.vectors[only_bm25], qvec)  # type: ignore[index]
                 dense.update(zip(only_bm25, sims.tolist()))
 
         if method == "bm25":

@@ -41,6 +41,17 @@ class DenseBackend(Protocol):
         ...
 
 
+def cosine_scores(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """Row-wise dot products (= cosine for unit vectors), single-threaded on purpose.
+
+    ``vectors @ query`` goes to multi-threaded OpenBLAS, whose worker threads keep spinning after
+    the call and starve the next query's (torch) encoding: on our 2-core machine a dense search
+    took 90 ms instead of 40. einsum's own loop is as fast for a matrix-vector product and leaves
+    no threads behind.
+    """
+    return np.einsum("ij,j->i", vectors, query.astype(np.float32, copy=False))
+
+
 class NumpyBackend:
     """Exact search by one matrix-vector product; fast enough for eval and 50k-chunk workspaces."""
 
@@ -51,7 +62,7 @@ class NumpyBackend:
         n = self.vectors.shape[0]
         if n == 0 or k <= 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
-        sims = self.vectors @ query.astype(np.float32)
+        sims = cosine_scores(self.vectors, query)
         cand = np.argpartition(-sims, k - 1)[:k] if k < n else np.arange(n)
         cand = cand[np.lexsort((cand, -sims[cand]))]
         return cand.astype(np.int64), sims[cand]

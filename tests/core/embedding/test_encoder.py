@@ -31,6 +31,7 @@ def test_order_is_restored_after_length_sorting(encoder):
     vecs = encoder.encode(TEXTS, batch_size=2)
     reversed_vecs = encoder.encode(TEXTS[::-1], batch_size=3)
     np.testing.assert_allclose(vecs, reversed_vecs[::-1], atol=1e-5)
+    assert encoder._direct_query is not None  # the fast query path passed its self-check
     for text, vec in zip(TEXTS, vecs):
         np.testing.assert_allclose(encoder.encode_query(text), vec, atol=1e-5)
 
