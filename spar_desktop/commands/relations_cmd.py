@@ -28,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--k2", type=int, default=5, help="EDR-MQ second-stage documents per (document, query)")
     b.add_argument("--temperature", type=float, default=0.05, help="EDR-MQ softmax temperature (dense)")
     b.add_argument("--no-synthetic", action="store_true", help="use only logged and --queries queries")
+    b.add_argument("--questions", action="store_true",
+                   help="also ask the Ollama server (from the settings) for questions per document; skipped "
+                   "with a note when it is not reachable (one LLM call per document: slow on large scopes)")
     b.add_argument("--full", action="store_true", help="recompute from scratch instead of adding new queries")
     b.add_argument("--json", action="store_true")
     b.set_defaults(func=run_build)
@@ -50,6 +53,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     x.add_argument("--iterations", type=int, default=100, help="ForceAtlas2 iterations")
     x.set_defaults(func=run_export)
 
+    s = rsub.add_parser("search", help="workspace search with co-occurrence cluster expansion (needs a cooc build)")
+    s.add_argument("workspace", metavar="W")
+    s.add_argument("query")
+    s.add_argument("--variant", choices=("expand", "boost", "vanilla"), default="expand",
+                   help="expand: add the clusters of the top --k-v files and re-rank; boost: +alpha x cluster match")
+    s.add_argument("--k", type=int, default=8)
+    s.add_argument("--k-v", type=int, default=3)
+    s.add_argument("--alpha", type=float, default=0.2)
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=run_search)
+
     e = rsub.add_parser("eval-sessions", help="session coverage@k and calls-to-τ on a BEIR collection: "
                         "vanilla retrieval vs co-occurrence cluster expansion")
     e.add_argument("--beir", required=True, metavar="DIR")
@@ -63,6 +77,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None)
     e.add_argument("--json", metavar="OUT", help="write the report as JSON ('-' for stdout)")
     e.set_defaults(func=run_eval_sessions)
+
+
+def add_eval_options(p: argparse.ArgumentParser) -> None:
+    """`spar eval --sessions`: the session metrics of this module, on the same BEIR arguments."""
+    g = p.add_argument_group("session metrics (co-occurrence clusters)")
+    g.add_argument("--sessions", action="store_true",
+                   help="instead of per-query metrics: session coverage@k and calls-to-tau with bootstrap 95%% "
+                   "CIs for vanilla dense retrieval vs cluster expansion and the boost variant (sessions = "
+                   "queries with >= 2 relevant documents)")
+    g.add_argument("--session-k", type=int, default=8, help="retrieval budget per call (default 8)")
+    g.add_argument("--holdout", type=float, default=0.0,
+                   help="share of sessions kept out of the co-occurrence training (0: the paper's setting)")
+
+
+def run_eval_sessions_from_eval(args) -> int:
+    ns = argparse.Namespace(**vars(args))
+    ns.k, ns.k_v, ns.alpha, ns.seed = args.session_k, 3, 0.2, 42  # eval's --alpha is the fusion weight
+    return run_eval_sessions(ns)
 
 
 @contextmanager
@@ -108,8 +140,16 @@ def run_build(args) -> int:
         raise CommandError("--temperature must be positive")
     queries = read_queries_file(args.queries) if args.queries else []
     lib = open_library(args)
+    question_fn = None
+    if args.questions:
+        from spar_desktop.core.relations.questions import ollama_question_fn
+
+        question_fn = ollama_question_fn(lib.settings)
+        if question_fn is None:
+            print("spar: note: Ollama is not reachable; building without generated questions", file=sys.stderr)
     with _cancellable(f"relations ({args.method})") as (progress, cancel):
         report = build_relations(lib, workspace=args.workspace, method=args.method, queries=queries,
+                                 question_fn=question_fn,
                                  synthetic=not args.no_synthetic, retriever=args.retriever,
                                  params=EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature),
                                  incremental=not args.full, progress=progress, cancel=cancel)
@@ -162,6 +202,29 @@ def run_export(args) -> int:
                                top_per_node=args.top or None, layout=not args.no_layout,
                                iterations=args.iterations, progress=progress, cancel=cancel)
     print(f"wrote {out}")
+    return 0
+
+
+@_guard
+def run_search(args) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.relations.expanded_search import expanded_search
+    from spar_desktop.core.workspaces.errors import WorkspaceError
+
+    if args.k < 1 or not 1 <= args.k_v <= args.k:
+        raise CommandError("need 1 <= --k-v <= --k")
+    try:
+        res = expanded_search(open_library(args), args.workspace, args.query, variant=args.variant, k=args.k,
+                              k_v=args.k_v, alpha=args.alpha)
+    except WorkspaceError as exc:
+        raise CommandError(str(exc)) from exc
+    if args.json:
+        print(json.dumps({"variant": res.variant, "hits": [h.__dict__ for h in res.hits]}, indent=1,
+                         ensure_ascii=False))
+        return 0
+    for i, h in enumerate(res.hits, 1):
+        print(f"[{i}] {h.path}  (cluster {h.cluster}{', added by its cluster' if h.from_cluster else ''})")
+    print(f"{len(res.hits)} files ({res.variant})", file=sys.stderr)
     return 0
 
 

@@ -31,11 +31,18 @@ EDGE_PEN = (120, 120, 130, 70)
 FOCUS_PEN = (230, 120, 20, 220)
 
 
+def node_size(n: int) -> int:
+    """Pixels per node: bigger dots while there is room for them (a folder of 50 documents), the
+    small default at thousands, where overlap would hide the edges."""
+    return 12 if n <= 300 else 9 if n <= 2000 else NODE_SIZE
+
+
 class GraphView(QWidget):
     fileActivated = Signal(int)  # a node was clicked (its library file id)
     openRequested = Signal(int)  # the user chose Open for the selected node
     methodChanged = Signal(str)  # edrmq | cooc | tfidf: the owner should recompute
     scopeChanged = Signal(str)  # workspace | index: the owner should recompute
+    rebuildRequested = Signal()  # recompute the relations themselves (files or queries changed)
     nodeHovered = Signal(str)  # title under the cursor ('' when leaving a node)
 
     def __init__(self, parent: Optional[QWidget] = None, max_edges: int = MAX_DRAWN_EDGES) -> None:
@@ -69,7 +76,10 @@ class GraphView(QWidget):
         self.expand_button = QPushButton("Expand")
         self.expand_button.setToolTip("Show the selected document's neighbours and their relations")
         self.open_button = QPushButton("Open")
+        self.open_button.setToolTip("Show the selected document in the viewer")
         self.reset_button = QPushButton("Fit")
+        self.rebuild_button = QPushButton("Rebuild")
+        self.rebuild_button.setToolTip("Recompute the relations (after adding files, or to include new searches)")
         for b in (self.expand_button, self.open_button):
             b.setEnabled(False)
 
@@ -81,7 +91,7 @@ class GraphView(QWidget):
         bottom.addWidget(QLabel("Min. weight:"))
         bottom.addWidget(self.slider, 1)
         bottom.addWidget(self.slider_label)
-        for b in (self.expand_button, self.open_button, self.reset_button):
+        for b in (self.expand_button, self.open_button, self.reset_button, self.rebuild_button):
             bottom.addWidget(b)
 
         self.plot = pg.PlotWidget()
@@ -117,6 +127,7 @@ class GraphView(QWidget):
         self.expand_button.clicked.connect(self.expand_selected)
         self.open_button.clicked.connect(self._on_open)
         self.reset_button.clicked.connect(self.fit)
+        self.rebuild_button.clicked.connect(self._on_rebuild)
 
     # -- owner API -------------------------------------------------------------------------------
     def set_payload(self, payload: Optional[GraphPayload]) -> None:
@@ -135,7 +146,9 @@ class GraphView(QWidget):
             return
         self._order = np.argsort(-payload.weights, kind="stable")
         self._sorted = payload.weights[self._order]
-        self.nodes_item.setData(pos=payload.positions, data=np.arange(payload.n_nodes))
+        self.nodes_item.setData(pos=payload.positions, data=np.arange(payload.n_nodes),
+                                size=node_size(payload.n_nodes))
+        self.marks_item.setSize(node_size(payload.n_nodes) + 6)
         self._apply_colors()
         self._on_slider(self.slider.value())
         self._update_marks()
@@ -180,8 +193,9 @@ class GraphView(QWidget):
         else:
             self.focus_item.setData(x=np.zeros(0), y=np.zeros(0))
         capped = f" (the strongest {self._drawn} of {passing} above the threshold)" if passing > self._drawn else ""
+        chosen = f" — selected: {p.labels[self.selected]}" if self.selected is not None else ""
         self.status.setText(f"{p.n_nodes} documents, {self._drawn} of {p.n_edges} relations shown{capped}"
-                            + (f" — {p.method}" if p.method else ""))
+                            + (f" — {p.method}" if p.method else "") + chosen)
 
     def _apply_colors(self) -> None:
         p = self.payload
@@ -292,6 +306,10 @@ class GraphView(QWidget):
         (x0, x1), (y0, y1) = vb.viewRange()
         w, h = (x1 - x0) / 4, (y1 - y0) / 4  # zoom in on the match
         vb.setRange(QRectF(x - w / 2, y - h / 2, w, h), padding=0)
+
+    def _on_rebuild(self) -> None:
+        self.status.setText("Rebuilding relations…")
+        self.rebuildRequested.emit()
 
     def _ask(self, which: str) -> None:
         if which == "method":

@@ -8,6 +8,7 @@ immutable ``GraphPayload`` built by ``payload.py``.
 - querylog.py: the query log as query sets and sessions
 - documents.py: one vector, title and text per document (from the embedding cache or BEIR)
 - synthetic.py: synthetic queries (titles, salient sentences, an optional question hook)
+- questions.py: that hook backed by a local Ollama server (None when it is not reachable)
 - edrmq.py: the relation matrix R (batched matrix products, incremental accumulation)
 - neighbors.py: exact candidate-pruned second stage (precomputed neighbour lists + a bound)
 - tfidf.py: the TF-IDF top-25 similarity baseline
