@@ -14,7 +14,8 @@ MAX_PROBLEM_LINES = 50
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("index", help="add folders to the index and scan them (re-scans only what changed)")
-    p.add_argument("paths", nargs="*", help="folders to add/scan (default: re-scan every added folder)")
+    p.add_argument("paths", nargs="*", help="folders to add/scan, or single files to index alone "
+                   "(default: re-scan every added folder)")
     p.add_argument("--ignore", action="append", default=[], metavar="GLOB",
                    help="extra ignore pattern (name glob, or a path glob with '/'); repeatable")
     p.add_argument("--quiet", action="store_true", help="no progress line")

@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import sys
+from dataclasses import replace
 
 from spar_desktop.commands.common import StderrProgress, open_library
 from spar_desktop.commands.files_cmd import parse_day
@@ -22,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--since", type=parse_day)
     c.add_argument("--until", type=lambda t: parse_day(t, end=True))
     c.add_argument("--type", action="append", default=[], help="file type: pdf, docx, md, csv ...")
+    c.add_argument("--match", choices=["most", "all"], default="most",
+                   help="with 3 or more tag groups a file may lack one that is not required ('most', default), "
+                        "or must match every group ('all')")
     c.add_argument("--build", action="store_true", help="build right away")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
@@ -100,7 +104,11 @@ def _print_explanation(exp) -> None:
 @_guard
 def run_create(args) -> int:
     mgr = _manager(args)
-    info, exp = mgr.create(args.name, args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+    if args.match == "all":
+        flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+        info, exp = mgr.create(args.name, filter=replace(flt, tolerance=0))
+    else:
+        info, exp = mgr.create(args.name, args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0

@@ -103,8 +103,28 @@ class ChatController(QObject):
         if self._watch_task is not None and not self._watch_task.done():
             return
         self._watch_stop = CancelToken()
-        self._watch_task = asyncio.ensure_future(
-            self.session.watch_server(self._server_seen, self.watch_interval, self._watch_stop))
+        self._watch_task = asyncio.ensure_future(self._watch_server(self._watch_stop))
+
+    async def _watch_server(self, stop: CancelToken) -> None:
+        """Re-check the server every ``watch_interval`` s and report it when it differs from
+        ``server_ok``. Compared with our state, not with the previous check: answers change that
+        state too (an answer that streamed means the server is up), and a watcher that only
+        reported changes between its own checks missed an outage that began after such an
+        answer, so the 'not reachable' banner never came back."""
+        while not stop.cancelled:
+            try:
+                ok = await self.session.check_server()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # noqa: BLE001 - a failed check must not end the watch
+                log.info("server check failed", exc_info=True)
+                ok = False
+            if not stop.cancelled and not self._closed and ok != self.server_ok:
+                self._server_seen(ok)
+            waited = 0.0
+            while waited < self.watch_interval and not stop.cancelled:  # read live: tests shorten it
+                await asyncio.sleep(0.1)
+                waited += 0.1
 
     def _server_seen(self, ok: bool) -> None:
         if self._closed:

@@ -106,20 +106,32 @@ class LibraryController(QObject):
 
     # ------------------------------------------------------------------ indexing
     def index_paths(self, paths: Iterable[str]) -> list[TaskHandle]:
-        """Index dropped/added paths. A dropped file indexes the folder that holds it (the index
-        is organised by folders; its siblings come along and are tagged by the same folder)."""
+        """Index dropped/added paths: each folder as one task; files not inside a dropped folder
+        are indexed alone (not their siblings), together in one task."""
         folders: list[str] = []
+        files: list[str] = []
         for p in paths:
             real = os.path.realpath(p)
-            if os.path.isfile(real):
-                self.status.emit(f"{os.path.basename(real)} is a file: indexing the folder that holds it")
-                real = os.path.dirname(real)
-            elif not os.path.isdir(real):
-                self.status.emit(f"Cannot index {p}: not a folder or file")
-                continue
-            if real not in folders:
+            if os.path.isdir(real):
                 folders.append(real)
-        return [h for h in (self.start_scan(f) for f in folders) if h is not None]
+            elif os.path.isfile(real):
+                files.append(real)
+            else:
+                self.status.emit(f"Cannot index {p}: not a folder or file")
+        folders = list(dict.fromkeys(folders))
+        files = [f for f in dict.fromkeys(files) if not any(is_within(f, d) for d in folders)]
+        handles = [self.start_scan(f) for f in folders]
+        if len(files) == 1:
+            handles.append(self.start_scan(files[0]))
+        elif files:
+            handles.append(self._scan_files(tuple(files)))
+        return [h for h in handles if h is not None]
+
+    def _scan_files(self, files: tuple[str, ...]) -> TaskHandle:
+        return self.runner.run(scan_op(self.library, files), title=f"Indexing {len(files)} files",
+                               key="scan-files:" + "\n".join(sorted(files)),
+                               on_success=lambda summary: self._scan_done(summary, "", False),
+                               on_failure=self._failed)
 
     def root_of(self, folder: str) -> str:
         roots = self.summary.roots if self.summary else ()
@@ -137,7 +149,7 @@ class LibraryController(QObject):
             if self._scan_targets.get(key) == root and folder != root:
                 self.status.emit(f"{folder} is already being indexed as part of {root}")
                 return None
-        name = os.path.basename(folder.rstrip(os.sep)) or folder
+        name = os.path.basename(folder.rstrip(os.sep)) or folder  # a folder's or a single file's
         title = f"Updating {name}" if from_watch else f"Indexing {name}"
         self._scan_targets[key] = folder
         return self.runner.run(scan_op(self.library, (folder,)), title=title, key=key,

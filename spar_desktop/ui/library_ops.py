@@ -2,8 +2,8 @@
 
 Each op has the TaskRunner signature tail ``(..., progress, cancel)`` and is bound with
 ``functools.partial``. They run on worker threads, open their own short sessions and return
-frozen values only, so nothing mutable (ORM objects, core's mutable FileRow/ScanReport) ever
-reaches the UI thread. No Qt in here.
+frozen values only (core's FileRecord is one), so nothing mutable (ORM objects, core's FileRow or
+ScanReport) ever reaches the UI thread. No Qt in here.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, Tag, TagSource
 from spar_desktop.core.library.paths import os_path
-from spar_desktop.core.library.queries import FileFilter, count_files, find_files
+from spar_desktop.core.library.queries import FileFilter, FileRecord, count_files, list_files
 from spar_desktop.core.library.scanner import Scanner, ScanReport
 from spar_desktop.core.library.tags import TagInfo, create_tag, tag_files, tag_infos, untag_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check
@@ -30,29 +30,6 @@ PROBLEM_STATUSES = tuple(s for s in FileStatus.ALL if s != FileStatus.OK)
 
 
 # ---------------------------------------------------------------------------- values
-@dataclass(frozen=True, slots=True)
-class FileRecord:
-    """One table row (an immutable copy of core's FileRow)."""
-
-    id: int
-    path: str
-    rel_path: str
-    name: str
-    format: str
-    size: int
-    modified_at: Optional[datetime]
-    created_at: Optional[datetime]
-    title: Optional[str]
-    author: Optional[str]
-    page_count: Optional[int]
-    status: str
-    error: Optional[str]
-
-    @property
-    def folder(self) -> str:
-        return self.rel_path.rpartition("/")[0]
-
-
 # Sort keys per table column (name, folder, format, size, modified, title, author, pages,
 # status, error); shared by the table model and the loading task, which pre-sorts.
 SORT_KEYS: tuple[Callable[[FileRecord], Any], ...] = (
@@ -104,6 +81,17 @@ class LibrarySummary:
     files: int
     problems: int
     roots: tuple[str, ...]
+    single_files: int = 0  # roots that are files indexed alone (dropped without their folder)
+
+    def describe(self) -> str:
+        if not self.roots and not self.files:
+            return "Nothing indexed yet: drop a folder or file on the window"
+        folders = len(self.roots) - self.single_files
+        where = [f"{folders} folder{'s' if folders != 1 else ''}"] if folders or not self.single_files else []
+        if self.single_files:
+            where.append(f"{self.single_files} single file{'s' if self.single_files != 1 else ''}")
+        text = f"{self.files:,} files in {' and '.join(where)}"
+        return text + (f"  ·  {self.problems:,} issues" if self.problems else "")
 
 
 @dataclass(frozen=True)
@@ -139,11 +127,6 @@ class ScanSummary:
         return text + f" — {self.seconds:.1f} s"
 
 
-def _record(r) -> FileRecord:
-    return FileRecord(r.id, r.path, r.rel_path, r.name, r.format, r.size, r.modified_at, r.created_at,
-                      r.title, r.author, r.page_count, r.status, r.error)
-
-
 # ---------------------------------------------------------------------------- ops
 def scan_paths(library: Library, paths: Sequence[str], progress: ProgressCallback, cancel: CancelToken) -> ScanSummary:
     reports = Scanner(library).scan(list(paths), progress=progress, cancel=cancel)
@@ -159,10 +142,9 @@ def load_tags(library: Library, progress: ProgressCallback, cancel: CancelToken)
 def load_files(library: Library, flt: FileFilter, progress: ProgressCallback, cancel: CancelToken,
                sort: tuple[int, bool] = (0, False), limit: int = MAX_TABLE_ROWS) -> FileRows:
     with library.session() as s:
-        rows = find_files(s, flt, limit=limit)
+        records = list_files(s, flt, limit=limit)  # frozen rows from a column select, no ORM objects
         check(cancel)
-        total = len(rows) if len(rows) < limit else count_files(s, flt)
-    records = [_record(r) for r in rows]
+        total = len(records) if len(records) < limit else count_files(s, flt)
     records.sort(key=SORT_KEYS[sort[0]], reverse=sort[1])  # here, not on the UI thread
     return FileRows(tuple(records), total, flt, sort)
 
@@ -184,7 +166,7 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
 def load_issues(library: Library, progress: ProgressCallback, cancel: CancelToken, limit: int = 5000) -> Issues:
     with library.session() as s:
         flt = FileFilter(statuses=PROBLEM_STATUSES, include_missing=True)
-        files = find_files(s, flt, limit=limit)
+        files = list_files(s, flt, limit=limit)
         total = count_files(s, flt)
         scan = s.execute(select(ScanIssue.path, ScanIssue.message).order_by(ScanIssue.path).limit(limit)).all()
         total += s.scalar(select(func.count(ScanIssue.id))) or 0
@@ -200,7 +182,7 @@ def load_summary(library: Library, progress: ProgressCallback, cancel: CancelTok
         issues = s.scalar(select(func.count(ScanIssue.id))) or 0
     present = sum(n for st, n in by_status.items() if st != FileStatus.MISSING)
     problems = sum(n for st, n in by_status.items() if st != FileStatus.OK) + issues
-    return LibrarySummary(present, problems, roots)
+    return LibrarySummary(present, problems, roots, sum(1 for r in roots if os.path.isfile(r)))
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from spar_desktop.ui.file_panel import FilePanel
 from spar_desktop.ui.first_run import sample_corpus_dir
 from spar_desktop.ui.issues import IssuesPanel
 from spar_desktop.ui.library_controller import LibraryController
+from spar_desktop.ui.relations_wiring import RelationsFeatures
 from spar_desktop.ui.tag_panel import TagPanel
 from spar_desktop.ui.task_list import TaskListWidget
 from spar_desktop.ui.tasks import TaskRunner
@@ -76,6 +77,8 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.file_panel, "Files")
         self.tabs.addTab(self.viewer, "Document")
         self.tabs.addTab(self.chat_pane, "Chat")
+        self.relations = RelationsFeatures(self)  # the relation graph tab (loads when first shown)
+        self.tabs.addTab(self.relations.page, "Relations")
         self.setCentralWidget(self.tabs)
         self.tags_dock = self._dock("Tags", "tagsDock", self.tag_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.details_dock = self._dock("Details", "detailsDock", self.details, Qt.DockWidgetArea.RightDockWidgetArea)
@@ -137,6 +140,12 @@ class MainWindow(QMainWindow):
                                         "Show the document in the viewer")
         self.settings_action = self._action("Settings…", self.open_settings, sp.SP_FileDialogDetailedView,
                                             QKeySequence.StandardKey.Preferences)
+        if not QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences):  # none on Linux/Windows
+            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
+        self.find_tag_action = self._action("Filter tags", self.focus_tag_filter, None, "Ctrl+F",
+                                            "Type to find a tag in the tree")
+        self.search_action = self._action("Search the workspace", self.focus_workspace_search, None, "Ctrl+K",
+                                          "Search the passages of the selected workspace")
         self.import_tax_action = self._action("Import taxonomy…", self.choose_taxonomy)
         self.import_assign_action = self._action("Import tag assignments (CSV)…", self.choose_assignments)
         self.sample_action = self._action("Load sample corpus", self.controller.import_sample)
@@ -154,6 +163,11 @@ class MainWindow(QMainWindow):
             doc_menu.addAction(act)
         self.features.build_menu()
         view_menu = self.menuBar().addMenu("&View")
+        view_menu.addAction(self.relations.build_action())
+        view_menu.addSeparator()
+        view_menu.addAction(self.find_tag_action)
+        view_menu.addAction(self.search_action)
+        view_menu.addSeparator()
         for dock in (self.tags_dock, self.details_dock, self.workspace_dock, self.issues_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
@@ -199,6 +213,7 @@ class MainWindow(QMainWindow):
         self.issues.count_changed.connect(lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
         self.issues.file_activated.connect(self._show_file_by_id)
         self.features.connect()
+        self.relations.connect()
 
     # ------------------------------------------------------------------ state
     def state_settings(self) -> QSettings:
@@ -226,10 +241,7 @@ class MainWindow(QMainWindow):
     def _summary_loaded(self, summary: ops.LibrarySummary) -> None:
         empty = summary.files == 0 and not summary.roots
         self.file_panel.set_library_empty(empty)
-        text = f"{summary.files:,} files in {len(summary.roots)} folder{'s' if len(summary.roots) != 1 else ''}"
-        if summary.problems:
-            text += f"  ·  {summary.problems:,} issues"
-        self.summary_label.setText(text)
+        self.summary_label.setText(summary.describe())
 
     def _selection_changed(self, record: Optional[ops.FileRecord]) -> None:
         self.details.show_record(record)
@@ -290,6 +302,22 @@ class MainWindow(QMainWindow):
     def open_document(self, path: str, page: Optional[int] = None, highlight: Optional[str] = None) -> None:
         self.viewer.open_document(path, page, highlight)
         self.tabs.setCurrentWidget(self.viewer)
+
+    def focus_tag_filter(self) -> None:
+        self.tags_dock.show()
+        self.tags_dock.raise_()
+        self.tag_panel.search.setFocus()
+        self.tag_panel.search.selectAll()
+
+    def focus_workspace_search(self) -> None:
+        self.workspace_dock.show()
+        self.workspace_dock.raise_()
+        box = self.workspace_panel.search_box
+        if box.isEnabled():
+            box.setFocus()
+            box.selectAll()
+        else:
+            self.statusBar().showMessage("Select a built workspace in the Workspace panel to search it", 8000)
 
     def _selected_ids(self) -> tuple[int, ...]:
         return tuple(r.id for r in self.file_panel.selected_records())

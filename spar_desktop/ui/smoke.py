@@ -19,6 +19,7 @@ from functools import partial
 from pathlib import Path
 from typing import Awaitable, Callable, Optional
 
+import numpy as np
 from PySide6.QtWidgets import QWidget
 
 from spar_desktop.core.library.models import File, FileStatus
@@ -295,6 +296,29 @@ async def step_open_citation(ctx: SmokeContext) -> None:
     await asyncio.sleep(0.2)
 
 
+async def step_relations(ctx: SmokeContext) -> None:
+    """The Relations tab: EDR-MQ over the whole sample index (built in the worker pool on first
+    show), coloured by Louvain community; one document selected and its neighbours expanded."""
+    w = ctx.window
+    view = w.relations.view
+    view.set_scope("index")
+    view.set_method("edrmq")
+    w.relations.show()
+    await ctx.wait_until(lambda: view.payload is not None and view.payload.method == "edrmq"
+                         and not w.runner.is_running("relations-graph"), "the relation graph", 400)
+    p = view.payload
+    if p.n_nodes < 10 or p.n_edges == 0:
+        raise SmokeFailure(f"the relation graph is empty ({p.n_nodes} documents, {p.n_edges} relations)")
+    # a typical document (median number of relations): expanding a hub would light up most of the graph
+    degree = np.bincount(p.edges.ravel(), minlength=p.n_nodes)
+    node = int(np.argsort(degree, kind="stable")[p.n_nodes // 2])
+    view.select_row(node)
+    view.expand_selected()
+    if w.file_panel.current_record() is None or w.file_panel.current_record().id != p.file_ids[node]:
+        raise SmokeFailure("selecting a node did not select its file in the table")
+    await ctx.settle()
+
+
 STEPS: list[SmokeStep] = [
     SmokeStep("start", step_start, "01-empty-state.png"),
     SmokeStep("index-sample", step_index_sample, "02-library.png"),
@@ -308,6 +332,7 @@ STEPS: list[SmokeStep] = [
     SmokeStep("open-top-hit", step_open_top_hit, "10-hit-in-viewer.png"),
     SmokeStep("chat", step_chat, "11-chat.png", timeout=300),
     SmokeStep("open-citation", step_open_citation),
+    SmokeStep("relations", step_relations, "12-relations.png", timeout=420),
 ]
 
 

@@ -16,8 +16,10 @@ from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QLabel,
     QLineEdit,
     QMenu,
+    QSizePolicy,
     QTreeView,
     QVBoxLayout,
     QWidget,
@@ -27,6 +29,10 @@ from spar_desktop.ui.library_ops import TagSnapshot
 from spar_desktop.ui.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
 
 MAX_AUTO_EXPAND = 300
+
+
+NO_TAGS = ("Tags appear here once files are indexed: one per folder and per year, quarter and month, "
+           "plus your taxonomy (File ▸ Import taxonomy…). Select tags to filter the file table.")
 
 
 class TagPanel(QWidget):
@@ -42,7 +48,7 @@ class TagPanel(QWidget):
         self.proxy = TagFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Filter tags…")
+        self.search.setPlaceholderText("Filter tags…  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.view = QTreeView()
         self.view.setModel(self.proxy)
@@ -59,8 +65,15 @@ class TagPanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(6)
+        self.empty_label = QLabel(NO_TAGS)  # an empty tree says why, and how to get tags
+        self.empty_label.setObjectName("muted")
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignHCenter)
+        # A wrapped label asks for a width of its own; the dock's width is the user's choice.
+        self.empty_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(self.search)
         layout.addWidget(self.view)
+        layout.addWidget(self.empty_label)
         self._debounce = QTimer(self, singleShot=True, interval=200)
         self._debounce.timeout.connect(self._apply_search)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
@@ -91,7 +104,18 @@ class TagPanel(QWidget):
                     sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
         finally:
             self._restoring = False
+        self._update_empty()
         self._selection_changed()  # emits only if the effective filter changed (a tag vanished)
+
+    def _update_empty(self) -> None:
+        text = self.search.text().strip()
+        if not self.model.infos:
+            self.empty_label.setText(NO_TAGS)
+        elif text and self.proxy.rowCount() == 0:
+            self.empty_label.setText(f"No tag matches “{text}”.")
+        else:
+            self.empty_label.setText("")
+        self.empty_label.setVisible(bool(self.empty_label.text()))
 
     def selected_tag_ids(self) -> list[int]:
         ids = []
@@ -143,6 +167,7 @@ class TagPanel(QWidget):
     # ------------------------------------------------------------------ search
     def _apply_search(self) -> None:
         self.proxy.set_filter_text(self.search.text())
+        self._update_empty()
         if not self.proxy.filter_text:
             return
         # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not

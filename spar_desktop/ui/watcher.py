@@ -57,8 +57,10 @@ class FolderWatcher(QObject):
             return sorted(r for r, w in self._watches.items() if w is not None)
 
     def watch(self, root: str) -> bool:
+        """Watch an indexed root: a folder recursively, a single indexed file through its folder."""
         root = os.path.realpath(root)
-        if root in self._watches or not os.path.isdir(root):
+        single = os.path.isfile(root)
+        if root in self._watches or not (single or os.path.isdir(root)):
             return False
         try:
             from watchdog.events import FileSystemEventHandler
@@ -79,6 +81,8 @@ class FolderWatcher(QObject):
                     return  # a folder's mtime changes with its entries, which report themselves
                 path = os.fsdecode(event.src_path)
                 dest = os.fsdecode(getattr(event, "dest_path", "") or "")
+                if single and root not in (path, dest):
+                    return  # a sibling of a file indexed alone
                 if under(path, ignore) and not under(path, allow) and not (dest and under(dest, allow)):
                     return
                 bridge.event_seen.emit(root)
@@ -95,7 +99,7 @@ class FolderWatcher(QObject):
             # Adding inotify watches walks the whole tree (synchronously inside schedule()):
             # seconds on a big share, so never on the UI thread.
             try:
-                watch = observer.schedule(Handler(), root, recursive=True)
+                watch = observer.schedule(Handler(), os.path.dirname(root) if single else root, recursive=not single)
             except (OSError, RuntimeError) as exc:  # inotify watch limit on a huge share; shutdown
                 log.warning("cannot watch %s: %s", root, exc)
                 with lock:

@@ -1,8 +1,8 @@
 """The "New workspace" dialog (and "Filter…" of an existing one): a plain-language request
 becomes an explained filter the user can edit before anything is built.
 
-Shown: the tags matched per keyword (checkable, with score and how they matched), keywords no
-tag matched, the constraints (dates and file types, editable), notes and problems, and the
+Shown: the tags matched per keyword (checkable, with score and how they matched), keyword groups
+that relaxation left out (unchecked, check to require them again), keywords no tag matched, the constraints (dates and file types, editable), notes and problems, and the
 funnel of file counts, recomputed in the background after every edit (latest-wins).
 """
 
@@ -40,6 +40,10 @@ from spar_desktop.ui.workspace_controller import WorkspaceController
 
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
 TAG_ROLE = Qt.ItemDataRole.UserRole + 2
+DROPPED_ROLE = Qt.ItemDataRole.UserRole + 3  # a group relaxation left out; checking it requires it again
+MUTED = QColor("#8a909b")
+
+
 class WorkspaceDialog(QDialog):
     created = Signal(object)  # WorkspaceRow (new) or the saved Explanation (edit)
     explained = Signal(object)  # Explanation: every preview and re-count (tests wait on it)
@@ -118,8 +122,16 @@ class WorkspaceDialog(QDialog):
         add_row.addWidget(self.add_tag_edit, 1)
         add_row.addWidget(self.add_tag_button)
         tl.addLayout(add_row)
+        self.match_all_check = QCheckBox("Every keyword must match")
+        self.match_all_check.setObjectName("matchAll")
+        self.match_all_check.setChecked(True)
+        self.match_all_check.setToolTip("Off: a file may lack one keyword's tags (never a required one, such as "
+                                        "a folder, a tag you added or a name like “patient A” or “T-07”). "
+                                        "Switched off by itself when no file has every keyword.")
+        self.match_all_check.toggled.connect(lambda _on: None if self._filling else self._recount.start())
+        tl.addWidget(self.match_all_check)
         tl.addWidget(self._muted("Unchecked tags are left out; a file needs a checked tag (or a sub-tag) of every "
-                                 "keyword."))
+                                 "keyword, or of all but one when “Every keyword must match” is off."))
         body.addWidget(tags_box, 3)
 
         right = QVBoxLayout()
@@ -234,10 +246,12 @@ class WorkspaceDialog(QDialog):
         self.tree.clear()
         for g in flt.groups:
             self._add_group(g)
+        for g in flt.dropped:
+            self._add_group(g, dropped=True)
         for kw in flt.unmatched:
             item = QTreeWidgetItem([f"“{kw}” — no matching tag", "", ""])
             item.setToolTip(0, "Not used to choose files; search and chat still use these words")
-            item.setForeground(0, QColor("#8a909b"))
+            item.setForeground(0, MUTED)
             item.setFlags(Qt.ItemFlag.ItemIsEnabled)
             self.tree.addTopLevelItem(item)
             item.setFirstColumnSpanned(True)
@@ -247,27 +261,38 @@ class WorkspaceDialog(QDialog):
                 edit.setDate(QDate(value.year, value.month, value.day))
         self.types_edit.setText(", ".join(flt.formats))
         self.authors_edit.setText(", ".join(flt.authors))
+        self.match_all_check.setChecked(flt.tolerance == 0)
         self._filling = False
         self.tree.expandAll()
         self.status_label.setStyleSheet("")
         self.status_label.setText("Uncheck tags that do not fit, add tags or change the constraints; the counts follow.")
         self._show_counts(explanation)
 
-    def _add_group(self, group) -> QTreeWidgetItem:
+    def _add_group(self, group, dropped: bool = False) -> QTreeWidgetItem:
         n = len(group.tags)
-        top = QTreeWidgetItem([f"“{group.label}”  ·  {'any of ' if n > 1 else ''}{n} tag{'s' if n != 1 else ''}", "", ""])
+        text = f"“{group.label}”  ·  {'any of ' if n > 1 else ''}{n} tag{'s' if n != 1 else ''}"
+        if dropped:
+            text += "  ·  left out: with it no file matched"
+        elif group.required:
+            text += "  ·  always required"
+        top = QTreeWidgetItem([text, "", ""])
         top.setData(0, GROUP_ROLE, group)
+        top.setData(0, DROPPED_ROLE, dropped)
         top.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable | Qt.ItemFlag.ItemIsAutoTristate)
         font = top.font(0)
         font.setBold(True)
         top.setFont(0, font)
+        if dropped:
+            top.setForeground(0, MUTED)
+            top.setToolTip(0, "No file has a tag of every keyword, so this least certain keyword was left out. "
+                              "Check it to require it again; the counts show what that leaves.")
         self.tree.addTopLevelItem(top)
         top.setFirstColumnSpanned(True)
         for t in group.tags:
             child = QTreeWidgetItem([tag_label(t), f"{t.score:.2f}", HOW_TEXT.get(t.how, t.how)])
             child.setData(0, TAG_ROLE, t)
             child.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsUserCheckable)
-            child.setCheckState(0, Qt.CheckState.Checked)
+            child.setCheckState(0, Qt.CheckState.Unchecked if dropped else Qt.CheckState.Checked)
             child.setToolTip(0, t.key)
             top.addChild(child)
         for t in group.pruned:
@@ -307,10 +332,10 @@ class WorkspaceDialog(QDialog):
 
     def current_filter(self):
         """The filter as edited: checked tags per group, then the constraint editors."""
-        from spar_desktop.core.workspaces.selection import TagGroup, WorkspaceFilter
+        from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
         base = self.base or WorkspaceFilter(request=self.request_edit.text().strip())
-        groups = []
+        groups, dropped = [], []
         for i in range(self.tree.topLevelItemCount()):
             top = self.tree.topLevelItem(i)
             g = top.data(0, GROUP_ROLE)
@@ -320,12 +345,16 @@ class WorkspaceDialog(QDialog):
                          if top.child(j).data(0, TAG_ROLE) is not None
                          and top.child(j).checkState(0) == Qt.CheckState.Checked)
             if tags:
-                groups.append(TagGroup(g.label, tags, g.pruned))
+                # Keeps pruned and required; a left-out group the user checked again is required.
+                groups.append(replace(g, tags=tags, required=g.required or bool(top.data(0, DROPPED_ROLE))))
+            elif top.data(0, DROPPED_ROLE):
+                dropped.append(g)  # still left out: stays listed (and saved) so it can be added later
         since = self.since_edit.date().toPython() if self.since_check.isChecked() else None
         until = self.until_edit.date().toPython() if self.until_check.isChecked() else None
         authors = tuple(dict.fromkeys(a.strip() for a in self.authors_edit.text().split(",") if a.strip()))
-        return replace(base, groups=tuple(groups), since=since, until=until,
-                       formats=ops.parse_types(self.types_edit.text()), authors=authors)
+        tolerance = 0 if self.match_all_check.isChecked() else max(1, base.tolerance)
+        return replace(base, groups=tuple(groups), dropped=tuple(dropped), since=since, until=until,
+                       formats=ops.parse_types(self.types_edit.text()), authors=authors, tolerance=tolerance)
 
     def add_tag(self) -> None:
         text = self.add_tag_edit.text().strip()

@@ -180,26 +180,9 @@ def workspace_explanation(service: WorkspaceService, name: str, progress: Progre
 
 def create_workspace(service: WorkspaceService, name: str, flt: Any, progress: ProgressCallback,
                      cancel: CancelToken) -> WorkspaceRow:
-    """Create ``name`` with exactly the filter the user edited.
-
-    ``Workspaces.create`` takes a request or explicit options, not a filter: it is given what it
-    needs to accept the name, and the edited filter replaces its result at once.
-    """
-    from spar_desktop.core.workspaces.errors import WorkspaceError
-
-    mgr = service.manager
-    kw: dict[str, Any] = {}
-    if not flt.request.strip():
-        if flt.groups:
-            kw["tags"] = [flt.groups[0].tags[0].key]
-        elif flt.since or flt.until or flt.formats:
-            kw.update(since=flt.since, until=flt.until, types=flt.formats)
-        else:
-            raise WorkspaceError("describe the files you want, or choose at least one tag or constraint")
-    with service.tag_lock:
-        info, _ = mgr.create(name, flt.request, **kw)
-    mgr.set_filter(info.name, flt)
-    return WorkspaceRow.from_info(mgr.get(info.name))
+    """Create ``name`` with exactly the filter the user edited."""
+    info, _ = service.manager.create(name, filter=flt)
+    return WorkspaceRow.from_info(info)
 
 
 def save_filter(service: WorkspaceService, name: str, flt: Any, progress: ProgressCallback, cancel: CancelToken):

@@ -274,7 +274,7 @@ class WorkspacePanel(QWidget):
             self.results.setProperty("workspace", name)
             self.results_label.setText("Search the passages of these files; double-click a result to open it "
                                        "at its page." if row is not None and row.searchable else "")
-        self.search_box.setPlaceholderText(f"Search in {row.name}…" if row else "Select a workspace to search it")
+        self.search_box.setPlaceholderText(f"Search in {row.name}…  (Ctrl+K)" if row else "Select a workspace to search it")
         self._update_actions()
 
     def _update_actions(self) -> None:

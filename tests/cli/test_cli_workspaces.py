@@ -66,3 +66,30 @@ def test_workspace_commands(tmp_path, capsys):
     bad.write_bytes(b"not a zip")
     code, _, err = spar(capsys, data, "ws", "import", str(bad))
     assert code == 1 and "not a valid zip" in err
+
+
+def test_create_admits_files_lacking_one_group_when_none_has_all_unless_every_group_is_asked_for(tmp_path, capsys):
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
+
+    share, data = tmp_path / "share", tmp_path / "data"
+    share.mkdir()
+    files = {"no-tower.md": "Gearbox,Blade", "no-blade.md": "Gearbox,Tower", "gearbox.md": "Gearbox"}
+    for name in files:
+        (share / name).write_text(f"inspection notes {name}", encoding="utf-8")
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+    tax, assign = tmp_path / "tax.json", tmp_path / "assign.csv"
+    tax.write_text(json.dumps([{"name": n} for n in ("Gearbox", "Blade", "Tower")]), encoding="utf-8")
+    assign.write_text("".join(f"{n},{t}\n" for n, t in files.items()), encoding="utf-8")
+    lib = Library.open(load_settings(data))
+    with lib.session() as s:
+        import_taxonomy(s, tax)
+        assign_from_csv(s, assign, str(share))
+    lib.close()
+
+    request = "gearbox, blade and tower inspections"
+    code, out, _ = spar(capsys, data, "ws", "create", "most", "--prompt", request)
+    assert code == 0 and "2 files admitted" in out and "may lack 1 of the 3 groups" in out
+    code, out, _ = spar(capsys, data, "ws", "create", "every", "--prompt", request, "--match", "all")
+    assert code == 0 and "0 files admitted" in out and "may lack" not in out and "Nothing matches" in out

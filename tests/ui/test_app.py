@@ -79,3 +79,15 @@ def test_smoke_run_writes_screenshots_and_exits_zero(tmp_path):
     names = {p.name for p in out.glob("*.png")}
     assert {"01-empty-state.png", "02-library.png", "03-tag-filter.png", "04-pdf-viewer.png"} <= names
     assert all((out / n).stat().st_size > 10_000 for n in names)
+
+
+def test_keyboard_shortcuts_and_the_empty_library_status(qtbot, window):
+    shortcuts = {a.text(): a.shortcut().toString() for a in (window.add_folder_action, window.rescan_action,
+                                                              window.settings_action, window.find_tag_action,
+                                                              window.search_action)}
+    assert all(shortcuts.values()), shortcuts  # Settings too, where the platform has no Preferences key
+    assert shortcuts["Filter tags"] == "Ctrl+F" and shortcuts["Search the workspace"] == "Ctrl+K"
+    qtbot.waitUntil(lambda: window.summary_label.text() != "", timeout=10_000)
+    assert "drop a folder" in window.summary_label.text()  # not "0 files in 0 folders"
+    window.search_action.trigger()  # no workspace yet: say what to do instead of nothing
+    assert "Select a built workspace" in window.statusBar().currentMessage()

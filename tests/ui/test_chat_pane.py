@@ -155,6 +155,26 @@ def test_no_server_shows_a_banner_and_retrieval_only_answers_until_one_appears(q
         server.stop()
 
 
+def test_the_banner_comes_back_when_the_server_goes_away_after_an_answer(qtbot, chat_window):
+    port = free_port()
+    w = chat_window(f"http://127.0.0.1:{port}")
+    pane = w.chat_pane
+    qtbot.waitUntil(pane.banner.isVisible, timeout=UI_TIMEOUT_MS)
+    w.chat.watch_interval = 3600  # the watcher sleeps: the answer alone tells that the server is up
+    server = FakeOllama(port=port).start()
+    try:
+        server.set(reply="It was water in the oil [1].")
+        assert pane.ask(QUESTION)
+        bubble = wait_answer(qtbot, w)
+        assert bubble.raw_text == "It was water in the oil [1]."
+        assert w.chat.server_ok is True and not pane.banner.isVisible()
+    finally:
+        server.stop()
+    w.chat.watch_interval = 0.2  # its next check finds the server gone: say so again
+    qtbot.waitUntil(pane.banner.isVisible, timeout=UI_TIMEOUT_MS)
+    assert w.chat.server_ok is False and "retrieval only" in pane.server_label.text()
+
+
 def test_stop_mid_stream_keeps_the_partial_answer_and_the_thread_usable(qtbot, chat_window, fake):
     fake.set(reply="word " * 300, delay=0.02)
     w = chat_window(fake.url)

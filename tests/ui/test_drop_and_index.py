@@ -57,10 +57,17 @@ def test_drop_folder_indexes_and_updates_tree_table_and_issues(qtbot, window, sm
     assert window.file_panel.model.record(pdf_row).page_count == 2
 
 
-def test_dropping_a_file_indexes_its_folder_and_rejects_non_local_urls(qtbot, window, small_tree):
+def test_dropping_files_indexes_just_them_and_rejects_non_local_urls(qtbot, window, small_tree, library):
     entered, dropped = drop(window, [small_tree / "HR" / "policy.md"])
     assert entered and dropped
+    qtbot.waitUntil(lambda: window.file_panel.model.total == 1 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert window.file_panel.model.record(0).name == "policy.md"  # not its sibling in HR/
+    assert "1 new" in window.statusBar().currentMessage()
+    # Several files at once: one task; a file already indexed is unchanged.
+    drop(window, [small_tree / "HR" / "policy.md", small_tree / "Finance" / "budget-2020.txt"])
     qtbot.waitUntil(lambda: window.file_panel.model.total == 2 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert "1 new" in window.statusBar().currentMessage() and "1 unchanged" in window.statusBar().currentMessage()
+    assert file_count(library) == 2
     mime = QMimeData()
     mime.setUrls([QUrl("https://example.com/report.pdf")])
     enter = QDragEnterEvent(QPoint(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,

@@ -58,8 +58,13 @@ def test_selecting_tags_filters_the_table(qtbot, window, small_tree):
 
 
 def test_filter_box_finds_tags_without_expanding_everything(qtbot, window, small_tree):
-    indexed(qtbot, window, small_tree, 5)
     panel = window.tag_panel
+    assert panel.empty_label.isVisibleTo(panel) and "once files are indexed" in panel.empty_label.text()
+    indexed(qtbot, window, small_tree, 5)
+    assert not panel.empty_label.isVisibleTo(panel)
+    panel.search.setText("no-such-tag")
+    qtbot.waitUntil(lambda: panel.empty_label.isVisibleTo(panel), timeout=5_000)
+    assert "No tag matches “no-such-tag”" in panel.empty_label.text()
     panel.search.setText("repo")  # matches Finance/Reports only
     qtbot.waitUntil(lambda: panel.proxy.filter_text == "repo", timeout=5_000)
     proxy = panel.proxy

@@ -46,3 +46,22 @@ def test_writes_in_the_data_dir_never_trigger_a_rescan(qtbot, tmp_path):
             (home / "docs" / "new.txt").write_text("a user's file", encoding="utf-8")
     finally:
         watcher.stop()
+
+
+def test_a_file_indexed_alone_is_watched_without_its_siblings(qtbot, tmp_path):
+    from spar_desktop.ui.watcher import FolderWatcher
+
+    (tmp_path / "docs").mkdir()
+    report = tmp_path / "docs" / "report.txt"
+    report.write_text("v1", encoding="utf-8")
+    watcher = FolderWatcher(debounce_ms=100)
+    try:
+        with qtbot.waitSignal(watcher.watching, timeout=10_000):
+            assert watcher.watch(str(report))
+        with qtbot.assertNotEmitted(watcher.changed, wait=600):
+            (tmp_path / "docs" / "sibling.txt").write_text("not indexed", encoding="utf-8")
+        with qtbot.waitSignal(watcher.changed, timeout=10_000) as changed:
+            report.write_text("v2, edited", encoding="utf-8")
+        assert changed.args == [str(report.resolve())]
+    finally:
+        watcher.stop()

@@ -134,3 +134,54 @@ def test_archive_reactivate_export_import(qtbot, indexed_window, tmp_path):
 
     c.delete("All incidents (2)")
     qtbot.waitUntil(lambda: [r.name for r in c.rows] == ["All incidents"], timeout=UI_TIMEOUT_MS)
+
+
+def test_a_keyword_group_left_out_by_relaxation_is_shown_and_can_be_added_back(qtbot, indexed_window):
+    from dataclasses import replace
+
+    from spar_desktop.core.workspaces.selection import TagGroup, tag_choice
+
+    w = indexed_window
+    mgr = w.workspaces.service.manager
+    # As relaxation leaves it when no file has both: incident reports required, 'finance' left out.
+    kept = mgr.filter_for(tags=["Operations/Incident-Reports"])
+    gone = TagGroup("finance", tuple(tag_choice(w.library, "Finance")))
+    mgr.create("Incidents", filter=replace(kept, dropped=(gone,), request="finance and incident reports"))
+    dialog = w.features.edit_workspace("Incidents")
+    qtbot.waitUntil(lambda: dialog.explanation is not None, timeout=BUILD_TIMEOUT_MS)
+    assert dialog.explanation.admitted == 3
+    item = dialog.group_item("finance")
+    assert item is not None and "left out" in item.text(0) and item.checkState(0) == Qt.CheckState.Unchecked
+    assert dialog.current_filter().dropped == (gone,)  # still listed (and saved) while left out
+    with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS) as recount:
+        item.setCheckState(0, Qt.CheckState.Checked)  # require it again
+    exp = recount.args[0]
+    assert exp.filter.dropped == () and {g.label for g in exp.filter.groups} == {"finance", kept.groups[0].label}
+    assert next(g for g in exp.filter.groups if g.label == "finance").required
+    assert exp.admitted == 0 and exp.emptied_by and not dialog.build_button.isEnabled()
+    dialog.reject()
+
+
+def test_every_keyword_must_match_can_be_switched_on_and_off(qtbot, indexed_window):
+    from spar_desktop.core.workspaces.selection import TagGroup, WorkspaceFilter, tag_choice
+
+    w = indexed_window
+    mgr = w.workspaces.service.manager
+    # As relaxation leaves it when no file has both keywords: a file may lack one of them.
+    finance = TagGroup("finance", tuple(tag_choice(w.library, "Finance")))
+    incidents = TagGroup("incident reports", tuple(tag_choice(w.library, "Operations/Incident-Reports")))
+    loose = WorkspaceFilter(groups=(finance, incidents), tolerance=1, request="finance and incident reports")
+    mgr.create("Either", filter=loose)
+    dialog = w.features.edit_workspace("Either")
+    qtbot.waitUntil(lambda: dialog.explanation is not None, timeout=BUILD_TIMEOUT_MS)
+    either = dialog.explanation.admitted
+    assert either >= 3 and not dialog.match_all_check.isChecked()
+    with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS) as recount:
+        dialog.match_all_check.setChecked(True)
+    exp = recount.args[0]
+    assert exp.filter.tolerance == 0 and exp.admitted == 0 and exp.emptied_by
+    assert not dialog.build_button.isEnabled()
+    with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS) as recount:
+        dialog.match_all_check.setChecked(False)
+    assert recount.args[0].admitted == either
+    dialog.reject()

@@ -166,7 +166,12 @@ def _pdf_metadata(path: str, result: ProbeResult) -> None:
     try:
         doc = pymupdf.open(path)
     except Exception as exc:  # pymupdf raises its own FileDataError and friends
-        result.status, result.error = FileStatus.ERROR, f"corrupt PDF: {exc}"
+        # MuPDF names the whole path ("Failed to open file '/…/x.pdf' as type pdf."): the row
+        # already shows it, so say what matters.
+        detail = str(exc).replace(f"'{path}'", "").replace(path, "").replace("  ", " ").strip()
+        if detail.startswith("Failed to open file") or not detail:
+            detail = "not a readable PDF (MuPDF cannot open it)"
+        result.status, result.error = FileStatus.ERROR, f"corrupt PDF: {detail}"
         return
     try:
         if doc.is_repaired:

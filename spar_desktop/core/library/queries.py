@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time
 from typing import Optional, Sequence
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
@@ -21,10 +21,13 @@ class FilterError(ValueError):
 @dataclass(frozen=True)
 class FileFilter:
     """Each entry of ``tag_groups`` is a set of tag ids: a file needs ≥1 tag (or a descendant)
-    of every group. Dates compare with the document date (authored date when known, else
-    modified). ``until`` is inclusive."""
+    of every group. ``soft_groups``: a file needs ≥1 tag of at least ``soft_min`` of them (a
+    request with many concepts tolerates a file that lacks one). Dates compare with the document
+    date (authored date when known, else modified). ``until`` is inclusive."""
 
     tag_groups: tuple[frozenset[int], ...] = ()
+    soft_groups: tuple[frozenset[int], ...] = ()
+    soft_min: int = 0
     since: Optional[date] = None
     until: Optional[date] = None
     formats: tuple[str, ...] = ()
@@ -61,6 +64,42 @@ class FileRow:
         return d
 
 
+@dataclass(frozen=True, slots=True)
+class FileRecord:
+    """One file as a list shows it: plain columns only, immutable (safe to hand across threads).
+
+    ``list_files`` reads these with a column select, several times faster than loading ORM
+    objects (no identity map, no attribute instrumentation) for the tens of thousands of rows
+    a file table shows."""
+
+    id: int
+    path: str
+    rel_path: str
+    name: str
+    format: str
+    size: int
+    modified_at: Optional[datetime]
+    created_at: Optional[datetime]
+    title: Optional[str]
+    author: Optional[str]
+    page_count: Optional[int]
+    status: str
+    error: Optional[str]
+
+    @property
+    def folder(self) -> str:
+        return self.rel_path.rpartition("/")[0]
+
+
+_RECORD_COLUMNS = (File.id, File.path, File.rel_path, File.name, File.format, File.size, File.modified_at,
+                   File.created_at, File.title, File.author, File.page_count, File.status, File.error)
+
+
+# Rows per fetch: sqlite3 builds a whole batch in C without releasing the GIL, so a big batch
+# read on a worker thread stalls the UI thread (5,000 rows ≈ 35 ms); 500 keeps it to a few ms.
+_BATCH = 500
+
+
 def document_date_expr():
     return func.coalesce(File.created_at, File.modified_at)
 
@@ -71,6 +110,10 @@ def build_query(session: Session, flt: FileFilter) -> Select:
     for group in flt.tag_groups:
         expanded = descendant_ids(session, group)
         conds.append(File.id.in_(select(FileTag.file_id).where(FileTag.tag_id.in_(expanded))))
+    if flt.soft_groups and flt.soft_min > 0:
+        hits = [case((File.id.in_(select(FileTag.file_id).where(FileTag.tag_id.in_(descendant_ids(session, g)))), 1),
+                     else_=0) for g in flt.soft_groups]
+        conds.append(sum(hits[1:], hits[0]) >= min(flt.soft_min, len(hits)))
     doc_date = document_date_expr()
     if flt.since:
         conds.append(doc_date >= datetime.combine(flt.since, time.min))
@@ -93,14 +136,35 @@ def build_query(session: Session, flt: FileFilter) -> Select:
     return q.order_by(File.path)
 
 
+def list_files(session: Session, flt: FileFilter, limit: Optional[int] = None) -> list[FileRecord]:
+    """Matching files as frozen FileRecords, in path order (the light path for file lists)."""
+    out: list[FileRecord] = []
+    matcher = _glob_matcher(flt.path_glob)
+    q = build_query(session, flt).with_only_columns(*_RECORD_COLUMNS)
+    if limit is not None and matcher is None:
+        q = q.limit(limit)
+    for row in session.execute(q).yield_per(_BATCH):
+        r = FileRecord(*row)
+        if matcher and not matcher(r):
+            continue
+        out.append(r)
+        if limit is not None and len(out) >= limit:
+            break
+    return out
+
+
 def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, with_tags: bool = False) -> list[FileRow]:
+    """Matching files as (mutable) FileRows with their content hash and, optionally, tag keys."""
     rows: list[FileRow] = []
     matcher = _glob_matcher(flt.path_glob)
-    for f in session.scalars(build_query(session, flt)).yield_per(2000):
-        if matcher and not matcher(f):
+    q = build_query(session, flt).with_only_columns(*_RECORD_COLUMNS, File.content_hash)
+    if limit is not None and matcher is None:
+        q = q.limit(limit)
+    for row in session.execute(q).yield_per(_BATCH):
+        r = FileRow(*row)
+        if matcher and not matcher(r):
             continue
-        rows.append(FileRow(f.id, f.path, f.rel_path, f.name, f.format, f.size, f.modified_at, f.created_at,
-                            f.title, f.author, f.page_count, f.status, f.error, f.content_hash))
+        rows.append(r)
         if limit is not None and len(rows) >= limit:
             break
     if with_tags and rows:
@@ -117,7 +181,7 @@ def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, w
 
 def count_files(session: Session, flt: FileFilter) -> int:
     if flt.path_glob:
-        return len(find_files(session, flt))
+        return len(list_files(session, flt))
     sub = build_query(session, flt).order_by(None).with_only_columns(File.id).subquery()
     return session.scalar(select(func.count()).select_from(sub)) or 0
 
@@ -146,8 +210,8 @@ def filter_from_text(session: Session, tags: Sequence[str] = (), since: Optional
         raise FilterError(f"unknown status {', '.join(bad)}; use one of {', '.join(FileStatus.ALL)}")
     if since and until and since > until:
         raise FilterError(f"--since {since} is after --until {until}: no file can match")
-    return FileFilter(tuple(groups), since, until, tuple(formats), path_glob, tuple(statuses), bool(statuses),
-                      (author,) if author else ())
+    return FileFilter(tag_groups=tuple(groups), since=since, until=until, formats=tuple(formats), path_glob=path_glob,
+                      statuses=tuple(statuses), include_missing=bool(statuses), authors=(author,) if author else ())
 
 
 def library_stats(session: Session) -> dict:

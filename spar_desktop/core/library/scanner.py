@@ -83,9 +83,9 @@ class Scanner:
 
     # ---------------------------------------------------------------- roots
     def add_root(self, path: str, ignore_patterns: Sequence[str] = ()) -> tuple[Folder, str, Optional[str]]:
-        """Register a folder; returns (root folder, subtree to scan, note for the user).
+        """Register a folder (or a single file); returns (root, subtree to scan, note for the user).
 
-        A folder inside an existing root is scanned as part of that root; a folder that
+        A path inside an existing root is scanned as part of that root; a folder that
         contains existing roots absorbs them (their files keep their rows).
         """
         real = normalize_root(path)
@@ -130,9 +130,11 @@ class Scanner:
         if not os.path.exists(real):
             report.problems.append((display_path(real), "folder not found"))
             return report
-        if not os.path.isdir(real):
-            report.problems.append((display_path(real), "not a folder: add the folder that holds it"))
+        if not (os.path.isdir(real) or os.path.isfile(real)):
+            report.problems.append((display_path(real), "not a folder or a regular file"))
             return report
+        # A file is scanned alone: inside an indexed folder as part of it, else as its own root
+        # (the user dropped one document; indexing its siblings too would surprise them).
         folder, subtree, report.note = self.add_root(real, ignore_patterns)
         run = _ScanRun(self, folder, subtree, report, progress, cancel)
         run.execute()
@@ -196,6 +198,10 @@ class _ScanRun:
     # Walk iteratively (deep trees must not hit the recursion limit); yields regular files and
     # file symlinks; folder symlinks are not followed (loops, duplicates) but are reported.
     def _walk(self, top: str) -> Iterator[tuple[str, str, bool]]:
+        if os.path.isfile(top):  # single-file mode: the user named this file, ignore patterns aside
+            rel = os.path.basename(top) if top == self.root else os.path.relpath(top, self.root).replace(os.sep, "/")
+            yield top, rel, False
+            return
         stack = [top]
         while stack:
             if self.cancel is not None and self.cancel.cancelled:

@@ -83,14 +83,22 @@ class Workspaces:
 
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
-               until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None) -> tuple[WorkspaceInfo, Explanation]:
+               until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
+               filter: Optional[WorkspaceFilter] = None) -> tuple[WorkspaceInfo, Explanation]:
+        """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
+        edited after a preview: no request is parsed and no tag is matched again)."""
         name = (name or "").strip()
         if not name:
             raise WorkspaceError("a workspace needs a name")
         with self.library.session() as s:
             if s.scalar(select(Workspace.id).where(func.lower(Workspace.name) == name.lower())):
                 raise WorkspaceError(f"a workspace named '{name}' already exists")
-        flt = self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today)
+        if filter is not None:
+            if not (filter.groups or filter.since or filter.until or filter.formats or filter.authors or filter.pinned):
+                raise WorkspaceError("describe the files you want, or choose at least one tag or constraint")
+            flt = filter
+        else:
+            flt = self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today)
         with self.library.session() as s:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json())
             s.add(ws)

@@ -9,6 +9,7 @@ and the funnel of file counts, naming the step that emptied the set when nothing
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Optional
@@ -36,6 +37,9 @@ class TagGroup:
     label: str
     tags: tuple[TagChoice, ...]
     pruned: tuple[TagChoice, ...] = ()  # matched, but covered by a matched ancestor
+    # Never tolerated as missing: groups the user chose, folders, and keywords that name one
+    # thing ('patient A', 'T-07', '2019 budget').
+    required: bool = False
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,14 @@ class WorkspaceFilter:
     problems: tuple[str, ...] = ()
     pinned: tuple[int, ...] = ()  # files added by hand (or by an imported .sparws), always admitted
     only_pinned: bool = False  # an imported workspace is exactly its shared file list
+    # Groups relaxation left out (together with the others they admitted nothing): kept so the
+    # user sees what was dropped and can add it back (restore_group).
+    dropped: tuple[TagGroup, ...] = ()
+    # How many of the groups not marked required a file may lack. 0 = every group. Relaxation
+    # raises it when no file has every group: a question naming several concepts is rarely
+    # tagged with all of them, and (on PubMedQA) tolerating a missing group keeps the answer far
+    # more often than dropping the least certain group does.
+    tolerance: int = 0
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -60,25 +72,42 @@ class WorkspaceFilter:
 
     @classmethod
     def from_json(cls, d: dict) -> "WorkspaceFilter":
-        groups = tuple(
-            TagGroup(g["label"], tuple(TagChoice(**t) for t in g.get("tags", ())),
-                     tuple(TagChoice(**t) for t in g.get("pruned", ())))
-            for g in d.get("groups", ())
-        )
+        def groups_of(key: str) -> tuple[TagGroup, ...]:
+            return tuple(TagGroup(g["label"], tuple(TagChoice(**t) for t in g.get("tags", ())),
+                                  tuple(TagChoice(**t) for t in g.get("pruned", ())), bool(g.get("required", False)))
+                         for g in d.get(key, ()))
+
         return cls(
-            groups=groups,
+            groups=groups_of("groups"), dropped=groups_of("dropped"),
             since=date.fromisoformat(d["since"]) if d.get("since") else None,
             until=date.fromisoformat(d["until"]) if d.get("until") else None,
             formats=tuple(d.get("formats", ())), authors=tuple(d.get("authors", ())),
             unmatched=tuple(d.get("unmatched", ())), request=d.get("request", ""),
             notes=tuple(d.get("notes", ())), problems=tuple(d.get("problems", ())),
             pinned=tuple(int(i) for i in d.get("pinned", ())), only_pinned=bool(d.get("only_pinned", False)),
+            tolerance=max(0, int(d.get("tolerance", 0) or 0)),
         )
 
+    @property
+    def optional_groups(self) -> tuple[TagGroup, ...]:
+        return tuple(g for g in self.groups if g.tags and not g.required)
+
+    @property
+    def effective_tolerance(self) -> int:
+        """Tolerance never lets every optional group go: at least one must still match."""
+        return max(0, min(self.tolerance, len(self.optional_groups) - 1))
+
     def file_filter(self, upto_group: Optional[int] = None, constraints: bool = True) -> FileFilter:
+        """``upto_group``: only the first groups, all required (the funnel's steps)."""
         groups = self.groups if upto_group is None else self.groups[:upto_group]
+        soft: tuple[TagGroup, ...] = ()
+        if upto_group is None and self.effective_tolerance:
+            soft = self.optional_groups
+            groups = tuple(g for g in groups if g not in soft)
         return FileFilter(
             tag_groups=tuple(frozenset(t.tag_id for t in g.tags) for g in groups if g.tags),
+            soft_groups=tuple(frozenset(t.tag_id for t in g.tags) for g in soft),
+            soft_min=len(soft) - self.effective_tolerance if soft else 0,
             since=self.since if constraints else None, until=self.until if constraints else None,
             formats=self.formats if constraints else (), authors=self.authors if constraints else (),
         )
@@ -88,10 +117,16 @@ class WorkspaceFilter:
         return replace(self, groups=tuple(g for g in self.groups if g.label != label))
 
     def with_group(self, label: str, tags: list[TagChoice]) -> "WorkspaceFilter":
-        return replace(self, groups=self.without_group(label).groups + (TagGroup(label, tuple(tags)),))
+        return replace(self, groups=self.without_group(label).groups + (TagGroup(label, tuple(tags), required=True),))
+
+    def restore_group(self, label: str) -> "WorkspaceFilter":
+        """Require a group that relaxation dropped again (the funnel will show what it costs)."""
+        back = tuple(replace(g, required=True) for g in self.dropped if g.label == label)  # the user asked
+        return replace(self, groups=self.without_group(label).groups + back,
+                       dropped=tuple(g for g in self.dropped if g.label != label))
 
     def without_tag(self, tag_id: int) -> "WorkspaceFilter":
-        groups = tuple(TagGroup(g.label, tuple(t for t in g.tags if t.tag_id != tag_id), g.pruned) for g in self.groups)
+        groups = tuple(replace(g, tags=tuple(t for t in g.tags if t.tag_id != tag_id)) for g in self.groups)
         return replace(self, groups=tuple(g for g in groups if g.tags))
 
 
@@ -116,9 +151,14 @@ class Explanation:
         out = [f"Request: {f.request}"] if f.request else []
         for g in f.groups:
             tags = ", ".join(f"{t.value} [{t.key}] {t.score:.2f} {t.how}" for t in g.tags)
-            out.append(f"  '{g.label}' → {tags}")
+            out.append(f"  '{g.label}'{' (required)' if g.required and f.effective_tolerance else ''} → {tags}")
             if g.pruned:
                 out.append(f"      (also matched, covered by an ancestor: {', '.join(t.value for t in g.pruned)})")
+        for g in f.dropped:
+            out.append(f"  '{g.label}' → dropped (with it nothing matched): {', '.join(t.value for t in g.tags)}")
+        if f.effective_tolerance:
+            n = len(f.optional_groups)
+            out.append(f"  a file may lack {f.effective_tolerance} of the {n} groups not marked required")
         for kw in f.unmatched:
             out.append(f"  '{kw}' → no tag matched; not used to filter (search still uses it)")
         if f.since or f.until:
@@ -154,11 +194,17 @@ def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list
     return kept, pruned
 
 
+def names_one_thing(keyword: str) -> bool:
+    """'patient A', 'turbine T-07', 'FY2019 budget': a digit or a one-letter label marks an
+    identifier, and a file about another one is not what the user asked for."""
+    return any(re.search(r"\d", w) or (len(w) == 1 and w.isupper()) for w in keyword.split())
+
+
 def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int = 5,
                  threshold: float = 0.5, relax: bool = True) -> WorkspaceFilter:
-    """``relax``: when the tag groups together admit nothing, drop the least confident group
-    (lowest best match) until files remain, and say so in the notes — a request that names
-    one concept too many should still give a workspace, with the reason shown."""
+    """``relax``: when the tag groups together admit nothing, admit files that lack one of them
+    (then two, ...), and say so in the notes — a request that names one concept too many should
+    still give a workspace, with the reason shown."""
     groups: list[TagGroup] = []
     unmatched: list[str] = []
     problems = list(request.problems)
@@ -167,13 +213,18 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
         if not matches:
             unmatched.append(kw)
             continue
+        required = names_one_thing(kw)
+        if required and any(m.how != "semantic" for m in matches):
+            # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
+            matches = [m for m in matches if m.how != "semantic"]
         kept, pruned = prune_to_ancestors(library, matches)
-        groups.append(TagGroup(kw, tuple(kept), tuple(pruned)))
+        groups.append(TagGroup(kw, tuple(kept), tuple(pruned), required=required))
     with library.session() as s:
         for folder in request.folders:
             tags = [t for t in resolve_tags(s, folder) if t.source == TagSource.PATH]
             if tags:
-                groups.append(TagGroup(f"folder {folder}", tuple(TagChoice(t.id, t.key, t.value, 1.0, "folder") for t in tags)))
+                groups.append(TagGroup(f"folder {folder}", tuple(TagChoice(t.id, t.key, t.value, 1.0, "folder") for t in tags),
+                                       required=True))
             else:
                 problems.append(f"no folder named '{folder}' in the index; that constraint was not applied")
     flt = WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
@@ -182,9 +233,19 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
 
 
 def relax_groups(library: Library, flt: WorkspaceFilter) -> WorkspaceFilter:
-    """Drop the weakest keyword groups while the groups alone admit no file."""
+    """While the groups alone admit no file: first tolerate one more missing group among those
+    not marked required; when that is exhausted, drop the weakest group (a required one can be
+    what admits nothing)."""
     notes = list(flt.notes)
+    start = flt.effective_tolerance
     with library.session() as s:
+        while count_files(s, flt.file_filter(constraints=False)) == 0 and \
+                flt.effective_tolerance < len(flt.optional_groups) - 1:
+            flt = replace(flt, tolerance=flt.effective_tolerance + 1)
+        if flt.effective_tolerance > start:
+            notes.append(f"no file has tags of every group; admitting files that lack at most "
+                         f"{flt.effective_tolerance} of the {len(flt.optional_groups)} groups not marked required "
+                         "— choose 'match every group' to require all")
         while len(flt.groups) > 1 and count_files(s, flt.file_filter(constraints=False)) == 0:
             weakest = min((g for g in flt.groups if not g.label.startswith("folder ")),
                           key=lambda g: max(t.score for t in g.tags), default=None)
@@ -192,7 +253,7 @@ def relax_groups(library: Library, flt: WorkspaceFilter) -> WorkspaceFilter:
                 break
             notes.append(f"no file has tags of every group; dropped the least certain one, '{weakest.label}' "
                          f"(best match {max(t.score for t in weakest.tags):.2f}) — add it back to require it")
-            flt = replace(flt.without_group(weakest.label), unmatched=flt.unmatched + (weakest.label,))
+            flt = replace(flt.without_group(weakest.label), dropped=flt.dropped + (weakest,))
     return replace(flt, notes=tuple(notes))
 
 
@@ -208,6 +269,9 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
         for i, g in enumerate(flt.groups, start=1):
             steps.append(FunnelStep(f"tag group '{g.label}'", count_files(s, flt.file_filter(i, constraints=False))))
         base = flt.file_filter(constraints=False)
+        if flt.effective_tolerance:
+            steps.append(FunnelStep(f"or lacking at most {flt.effective_tolerance} of the "
+                                    f"{len(flt.optional_groups)} groups not marked required", count_files(s, base)))
         if flt.since or flt.until:
             base = replace(base, since=flt.since, until=flt.until)
             steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}", count_files(s, base)))
@@ -220,7 +284,7 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
     if flt.pinned:
         steps.append(FunnelStep(f"plus {len(flt.pinned)} files added by hand", len(admitted_files(library, flt))))
     emptied = None
-    for prev, step in zip(steps, steps[1:]):
+    for prev, step in zip(steps, steps[1:]) if steps and steps[-1].admitted == 0 else ():
         if prev.admitted > 0 and step.admitted == 0:
             emptied = step.label
             break

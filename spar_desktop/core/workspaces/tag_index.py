@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from sqlalchemy import select
 
@@ -104,8 +104,10 @@ class TagIndex:
             if " ".join(words) == kw_text:
                 found[tid] = TagMatch(tid, key, value, 1.0, "exact")
             elif len(words) >= 1 and _contains(kw_words, words) and len(" ".join(words)) >= 3:
-                # The whole tag label appears in the keyword ('Falcon' in 'project Falcon').
-                found[tid] = TagMatch(tid, key, value, 0.9, "lexical")
+                # The whole tag label appears in the keyword ('Falcon' in 'project Falcon'): surer
+                # the more of the keyword it covers ('Prognosis' is a small part of 'rectal cancer
+                # prognosis after pelvic exenteration', and must not crowd out better neighbours).
+                found[tid] = TagMatch(tid, key, value, round(0.6 + 0.3 * len(words) / len(kw_words), 4), "lexical")
             elif len(kw_words) >= 1 and _contains(words, kw_words) and len(kw_text) >= 3:
                 # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
                 found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
@@ -113,7 +115,8 @@ class TagIndex:
         lex = self.lexicon()
         for sid, sim in zip(ids, sims):
             tid = int(sid)
-            if sim >= threshold and tid in lex and (tid not in found or found[tid].score < sim):
+            # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
+            if sim >= threshold and tid in lex and (tid not in found or (found[tid].how != "exact" and found[tid].score < sim)):
                 key, value, _ = lex[tid]
                 found[tid] = TagMatch(tid, key, value, round(float(sim), 4), "semantic")
         if found:
@@ -122,7 +125,8 @@ class TagIndex:
         return sorted(found.values(), key=lambda m: (-m.score, m.key))
 
 
-def _contains(haystack: list[str], needle: list[str]) -> bool:
+def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
     """True when ``needle`` occurs as a contiguous word sequence in ``haystack``."""
+    haystack, needle = list(haystack), list(needle)  # the lexicon stores tuples; a list never equals a tuple
     n = len(needle)
     return any(haystack[i:i + n] == needle for i in range(len(haystack) - n + 1))

@@ -170,6 +170,31 @@ def test_folder_given_twice_or_nested(library, scanner, share):
     assert "a/b" in keys
 
 
+def test_a_single_file_is_indexed_alone_then_joins_its_folder(library, scanner, share):
+    (share / "Finance").mkdir()
+    make_pdf(share / "Finance" / "q2.pdf", pages=2)
+    (share / "Finance" / "sibling.txt").write_text("not asked for", encoding="utf-8")
+
+    [report] = scanner.scan([str(share / "Finance" / "q2.pdf")])
+    assert (report.new, report.problems) == (1, [])
+    assert set(all_files(library)) == {"q2.pdf"}  # its siblings were not indexed
+    assert all_files(library)["q2.pdf"].page_count == 2
+    [again] = scanner.rescan_all()  # a rescan of that root still reads just the file
+    assert (again.new, again.unchanged, again.missing) == (0, 1, 0)
+
+    # Adding the folder later absorbs the file's root; the file keeps its row.
+    pdf_id = all_files(library)["q2.pdf"].id
+    scanner.scan([str(share)])
+    files = all_files(library)
+    assert set(files) == {"Finance/q2.pdf", "Finance/sibling.txt"} and files["Finance/q2.pdf"].id == pdf_id
+    # A file inside an indexed folder is scanned as part of it, alone.
+    (share / "Finance" / "sibling.txt").write_text("edited, longer than before", encoding="utf-8")
+    (share / "new.txt").write_text("new", encoding="utf-8")
+    [one] = scanner.scan([str(share / "Finance" / "sibling.txt")])
+    assert (one.new, one.changed, one.missing) == (0, 1, 0)
+    assert "new.txt" not in all_files(library)
+
+
 def test_scan_never_indexes_the_data_dir(tmp_path):
     from spar_desktop.core.config import load_settings
     from spar_desktop.core.library.database import Library

@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import zipfile
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from spar_desktop.core.workspaces.engine import Engine
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.manager import Workspaces
 from spar_desktop.core.workspaces.models import WorkspaceFileState, WorkspaceStatus
+from spar_desktop.core.workspaces.selection import WorkspaceFilter
 from spar_desktop.core.workspaces.sparws import SparwsError, export_workspace, import_workspace
 
 TOPICS = {
@@ -190,3 +192,12 @@ def test_export_import_roundtrip_and_bad_files(env):
             import_workspace(mgr, path)
     assert {w.name for w in mgr.list()} == before  # nothing half-imported
     assert not (tmp.parent / "evil.json").exists()
+
+
+def test_create_from_an_edited_filter_keeps_it_exactly(env):
+    mgr, _, _ = env
+    edited = replace(mgr.filter_for(tags=["Operations"]), formats=("pdf",), request="ops pdfs")
+    info, exp = mgr.create("edited", filter=edited)
+    assert info.filter == edited and exp.admitted == 1  # overview.pdf, nothing re-parsed or re-matched
+    with pytest.raises(WorkspaceError, match="choose at least one"):
+        mgr.create("nothing", filter=WorkspaceFilter(request="anything"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 import os
 from datetime import date, datetime
 from pathlib import Path
@@ -16,7 +17,7 @@ from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
 from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.request import parse_request
-from spar_desktop.core.workspaces.selection import admitted_files, build_filter, explain
+from spar_desktop.core.workspaces.selection import WorkspaceFilter, admitted_files, build_filter, explain, relax_groups
 from spar_desktop.core.workspaces.tag_index import TagIndex
 
 TODAY = date(2026, 11, 22)
@@ -96,10 +97,24 @@ def test_a_term_under_two_parents_and_several_groups(indexed):
     assert exp.admitted == 0 and exp.emptied_by and "Falcon" in exp.emptied_by
     relaxed = strict.without_group(strict.groups[-1].label)
     assert names(lib, relaxed) == {"gearbox-site-b.md"}  # Gearbox sits under Maintenance too
-    # By default the least certain group is dropped, and the notes say so.
+    # By default a file may then lack one of the groups: both concepts stay, the notes say so.
     auto = build_filter(lib, request, index)
-    assert len(auto.groups) == 1 and explain(lib, auto).admitted >= 1
-    assert any("dropped the least certain" in n for n in auto.notes)
+    assert [g.label for g in auto.groups] == labels and auto.tolerance == 1
+    assert names(lib, auto) >= {"gearbox-site-b.md", "design.md"}
+    assert explain(lib, auto).emptied_by is None
+    assert any("lack at most 1" in n for n in auto.notes)
+    # Groups that must not be missed (chosen by the user): the least certain one is dropped instead.
+    chosen = replace(strict, groups=tuple(replace(g, required=True) for g in strict.groups))
+    dropped = relax_groups(lib, chosen)
+    assert len(dropped.groups) == 1 and explain(lib, dropped).admitted >= 1
+    assert any("dropped the least certain" in n for n in dropped.notes)
+    # The dropped group stays in the filter (and its JSON), so it can be shown and added back.
+    [gone] = dropped.dropped
+    assert gone.label in labels and gone.tags
+    assert WorkspaceFilter.from_json(dropped.to_json()).dropped == dropped.dropped
+    back = dropped.restore_group(gone.label)
+    assert back.dropped == () and sorted(g.label for g in back.groups) == sorted(labels)
+    assert explain(lib, back).emptied_by
 
 
 def test_contradictory_dates_name_the_emptying_step(indexed):
