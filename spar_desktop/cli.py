@@ -23,6 +23,7 @@ COMMAND_MODULES = [
     "spar_desktop.commands.ask_cmd",
     "spar_desktop.commands.thread_cmd",
     "spar_desktop.commands.relations_cmd",
+    "spar_desktop.commands.memory_cmd",
 ]
 
 

@@ -18,8 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--beir", required=True, metavar="DIR", help="BEIR collection folder")
     p.add_argument("--split", default="test", help="qrels split to evaluate (default: test)")
     p.add_argument("--method", choices=("bm25", "dense", "hybrid"), default="hybrid")
-    p.add_argument("--alpha", type=float, default=None,
-                   help="dense weight in TM2C2 fusion, 0 = BM25 only, 1 = dense only (default: built-in)")
+    from spar_desktop.commands.eval_learning import add_learning_options, alpha_arg
+
+    p.add_argument("--alpha", type=alpha_arg, default=None,
+                   help="dense weight in TM2C2 fusion, 0 = BM25 only, 1 = dense only (default: built-in); "
+                   "'learned' (ridge on query features) or 'learned-gbt' (boosted trees with score features) "
+                   "fits it per query on training queries and compares with the fixed weight")
     p.add_argument("--fusion", choices=("tm2c2", "rrf"), default="tm2c2")
     p.add_argument("--fill-missing", choices=("exact", "zero"), default=None,
                    help="TM2C2: score a chunk only one retriever proposed with the other's true score "
@@ -29,6 +33,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-queries", type=int, default=None, metavar="N", help="evaluate only the first N queries")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default=None,
                    help="embedding device (default: the setting, normally auto)")
+    from spar_desktop.commands.relations_cmd import add_eval_options  # session metrics (relations)
+
+    add_eval_options(p)
+    add_learning_options(p)  # --erm-train, --alpha learned, --rerank conditional
     p.set_defaults(func=run)
 
 
@@ -38,8 +46,16 @@ def run(args: argparse.Namespace) -> int:
     from spar_desktop.core.eval.beir import BeirError, load_beir
     from spar_desktop.core.eval.runner import build_searcher, chunker_config_from, evaluate_searcher
 
-    if args.alpha is not None and not 0.0 <= args.alpha <= 1.0:
+    if getattr(args, "sessions", False):  # session metrics live with the relations (co-occurrence clusters)
+        from spar_desktop.commands.relations_cmd import run_eval_sessions_from_eval
+
+        return run_eval_sessions_from_eval(args)
+    if isinstance(args.alpha, float) and not 0.0 <= args.alpha <= 1.0:
         raise CommandError("--alpha must be between 0 and 1")
+    if isinstance(args.alpha, str) or args.erm_train or args.rerank == "conditional":
+        from spar_desktop.commands.eval_learning import run_learning_cmd
+
+        return run_learning_cmd(args)
     if args.k < 1:
         raise CommandError("--k must be at least 1")
     if args.max_queries is not None and args.max_queries < 1:
@@ -101,3 +117,4 @@ def print_table(data: dict) -> None:
     print(f"  {'':<{width}}  (nDCG@{k} 95% CI {lo:.4f}-{hi:.4f})")
     lat = data["latency_ms"]
     print(f"latency: p50 {lat['p50']:.1f} ms, p95 {lat['p95']:.1f} ms per query")
+

@@ -70,25 +70,37 @@ class BM25Index:
     # -- build -------------------------------------------------------------------------------
     def build(self, texts: Sequence[str], doc_ids: Optional[Sequence[str]] = None,
               cancel: Optional[CancelToken] = None) -> "BM25Index":
-        import bm25s
-
-        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
-
         if doc_ids is not None and len(doc_ids) != len(texts):
             raise ValueError("doc_ids and texts differ in length")
-        self.doc_ids = list(doc_ids) if doc_ids is not None else [str(i) for i in range(len(texts))]
-        self._built = True
-        if not texts:  # bm25s cannot index nothing; an empty index simply scores nothing
-            self._retriever, self._vocab = None, {}
-            return self
-        # Tokenise and build the vocabulary ourselves so index and query share one tokenizer,
-        # then hand bm25s token ids (its own tokenizer would need a second pass).
-        vocab: dict[str, int] = {}
-        corpus_ids: list[list[int]] = []
+        tokens = []
         for i, text in enumerate(texts):
             if i % 2000 == 0:
                 check(cancel)
-            corpus_ids.append([vocab.setdefault(t, len(vocab)) for t in self.tokenizer.tokenize(text)])
+            tokens.append(self.tokenizer.tokenize(text))
+        return self.build_tokens(tokens, doc_ids, cancel)
+
+    def build_tokens(self, tokens: Sequence[Sequence[str]], doc_ids: Optional[Sequence[str]] = None,
+                     cancel: Optional[CancelToken] = None) -> "BM25Index":
+        """Build from already tokenized texts (this index's tokenizer): a caller that rebuilds
+        often over mostly unchanged texts (evolved keys, ERM) tokenizes each text once."""
+        import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
+        if doc_ids is not None and len(doc_ids) != len(tokens):
+            raise ValueError("doc_ids and texts differ in length")
+        self.doc_ids = list(doc_ids) if doc_ids is not None else [str(i) for i in range(len(tokens))]
+        self._built = True
+        if not tokens:  # bm25s cannot index nothing; an empty index simply scores nothing
+            self._retriever, self._vocab = None, {}
+            return self
+        # Build the vocabulary ourselves so index and query share one tokenizer, then hand
+        # bm25s token ids (its own tokenizer would need a second pass).
+        vocab: dict[str, int] = {}
+        corpus_ids: list[list[int]] = []
+        for i, toks in enumerate(tokens):
+            if i % 2000 == 0:
+                check(cancel)
+            corpus_ids.append([vocab.setdefault(t, len(vocab)) for t in toks])
         vocab.setdefault("", len(vocab))  # bm25s expects an empty token for token-less documents
         retriever = bm25s.BM25(k1=self.k1, b=self.b, method=self.method)
         retriever.index((corpus_ids, vocab), create_empty_token=False, show_progress=False)
@@ -110,6 +122,20 @@ class BM25Index:
         if not ids or self._retriever is None:
             return np.zeros(len(self), dtype=np.float32)
         return np.asarray(self._retriever.get_scores_from_ids(ids), dtype=np.float32)
+
+    def idf(self, word: str) -> float:
+        """Eq. 12 for one word as the index tokenizes it (0 for a stopword or an empty index);
+        a word the index never saw gets the highest IDF. Used to pick salient feedback terms."""
+        tokens = self.tokenizer.tokenize(word)
+        if not tokens or self._retriever is None:
+            return 0.0
+        n = len(self)
+        tid = self._vocab.get(tokens[0])
+        df = 0
+        if tid is not None:
+            indptr = self._retriever.scores["indptr"]
+            df = int(indptr[tid + 1] - indptr[tid])
+        return float(np.log(1.0 + (n - df + 0.5) / (df + 0.5)))
 
     def top_k(self, query: str, k: int) -> tuple[np.ndarray, np.ndarray]:
         """(positions, scores) of the best ``k`` documents with a positive score, best first."""

@@ -8,9 +8,10 @@ are ranked by their best chunk.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
@@ -28,9 +29,29 @@ from spar_desktop.core.retrieval.vector_store import (
 )
 
 METHODS = ("hybrid", "bm25", "dense")
+TAG_FIELD = "spar_key"  # Chroma metadata: which key a vector is (ORIGINAL_TAG or an evolution tag)
+ORIGINAL_TAG = "original"
 FILLS = ("exact", "zero")
 DEFAULT_CANDIDATES = 100
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
+
+
+@dataclass(frozen=True, eq=False)
+class KeyOverride:
+    """An evolved retrieval key for one chunk (ERM, core/memory): a replacement dense vector
+    (unit length; None keeps the original) and text appended to the chunk's BM25 key. ``tag``
+    names the evolution that produced it; Chroma records it per vector so a later build can
+    tell an evolved vector from an original one and reconcile the collection."""
+
+    vector: Optional[np.ndarray]
+    extra_text: str = ""
+    tag: str = "erm"
+
+
+class AlphaPredictor(Protocol):
+    def predict(self, query: str, dense: Mapping[int, float], bm25: Mapping[int, float]) -> float:
+        """A dense weight in [0, 1] for this query, from its text and raw candidate scores."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -90,13 +111,19 @@ class HybridSearcher:
         candidate_depth: int = DEFAULT_CANDIDATES,
         default_alpha: float = fz.DEFAULT_ALPHA,
         fill_missing: str = fz.DEFAULT_FILL,
+        key_overrides: Optional[Mapping[str, KeyOverride]] = None,
+        alpha_model: Optional[AlphaPredictor] = None,
         progress: ProgressCallback = no_progress,
         cancel: Optional[CancelToken] = None,
     ) -> None:
         """``documents``: doc id → CachedDocument (a workspace passes str(file_id)).
         ``encoder`` may be None for a BM25-only searcher. With ``collection`` the dense side runs
-        in Chroma (synchronised to these chunks first); without it, on an exact numpy matrix."""
+        in Chroma (synchronised to these chunks first); without it, on an exact numpy matrix.
+        ``key_overrides`` (chunk key → KeyOverride) are evolved keys used in place of the
+        originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given."""
         self.encoder = encoder
+        self.alpha_model = alpha_model
+        self.collection = collection
         self.candidate_depth = candidate_depth
         self.default_alpha = fz.check_alpha(default_alpha)
         self.fill_missing = _check_fill(fill_missing)
@@ -106,9 +133,11 @@ class HybridSearcher:
         self._parents: dict[str, dict[str, str]] = {}
         self._titles: dict[str, Optional[str]] = {}
         self._file_ids = dict(file_ids or {})
+        self._doc_refs: dict[str, tuple[str, str]] = {}  # doc id → (content hash, chunker key)
         blocks: list[np.ndarray] = []
         for doc_id, doc in documents.items():
             self._titles[doc_id] = doc.title
+            self._doc_refs[doc_id] = (doc.content_hash, doc.chunker_key)
             self._parents[doc_id] = {pid: p.text for pid, p in doc.parents.items()}
             children = doc.children
             for chunk in children:
@@ -117,22 +146,106 @@ class HybridSearcher:
                 self._doc_of.append(doc_id)
             if encoder is not None and children:
                 blocks.append(doc.vectors)
+        self._pos = {key: i for i, key in enumerate(self.keys)}
+        self.tokenizer = tokenizer
+        self.overrides: dict[str, KeyOverride] = {k: o for k, o in (key_overrides or {}).items() if k in self._pos}
         check(cancel)
         progress(Progress(0, 2, "building the keyword index"))
-        self.bm25 = BM25Index(tokenizer=tokenizer).build([c.embed_text for c in self._chunks], self.keys, cancel)
+        self.bm25 = BM25Index(tokenizer=tokenizer)
+        # Tokens of the original keys, kept so evolved keys rebuild the index without
+        # re-tokenizing every chunk (Porter stemming in Python is most of a build).
+        self._tokens = [self.bm25.tokenizer.tokenize(c.embed_text) for c in self._chunks]
+        self.bm25.build_tokens(self._bm25_tokens(), self.keys, cancel)
+        self.original_vectors: Optional[np.ndarray] = None
         self.vectors: Optional[np.ndarray] = None
         self.dense: Optional[DenseBackend] = None
         if encoder is not None:
             dim = int(getattr(encoder, "dim", 0) or (blocks[0].shape[1] if blocks else 0))
-            self.vectors = np.ascontiguousarray(np.vstack(blocks) if blocks else np.empty((0, dim)), dtype=np.float32)
+            self.original_vectors = np.ascontiguousarray(np.vstack(blocks) if blocks else np.empty((0, dim)),
+                                                         dtype=np.float32)
+            self.vectors = self._evolved_matrix()
             if collection is not None:
                 progress(Progress(1, 2, "loading vectors into the vector store"))
-                metas = [{"doc_id": d, "chunk_id": c.chunk_id} for d, c in zip(self._doc_of, self._chunks)]
-                collection.sync(self.keys, self.vectors, metas, cancel=cancel)
+                collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel)
+                collection.reconcile_tags(self.keys, self.vectors, self._metas(), TAG_FIELD)
                 self.dense = ChromaBackend(collection, self.keys)
             else:
                 self.dense = NumpyBackend(self.vectors)
         progress(Progress(2, 2, f"{len(self.keys)} chunks searchable"))
+
+    # -- evolved keys (ERM) ------------------------------------------------------------------
+    def _bm25_tokens(self) -> list[list[str]]:
+        tokens = list(self._tokens)
+        for key, o in self.overrides.items():
+            if o.extra_text:
+                p = self._pos[key]
+                tokens[p] = tokens[p] + self.bm25.tokenizer.tokenize(o.extra_text)
+        return tokens
+
+    def _evolved_matrix(self) -> np.ndarray:
+        assert self.original_vectors is not None
+        vectors = self.original_vectors
+        dense = [(self._pos[k], o.vector) for k, o in self.overrides.items() if o.vector is not None]
+        if dense:
+            vectors = vectors.copy()
+            for p, v in dense:
+                vectors[p] = v
+        return vectors
+
+    def _metas(self) -> list[dict[str, Any]]:
+        tags = {k: o.tag for k, o in self.overrides.items() if o.vector is not None}
+        return [{"doc_id": d, "chunk_id": c.chunk_id, TAG_FIELD: tags.get(k, ORIGINAL_TAG)}
+                for d, c, k in zip(self._doc_of, self._chunks, self.keys)]
+
+    def with_keys(self, overrides: Mapping[str, KeyOverride], cancel: Optional[CancelToken] = None) -> "HybridSearcher":
+        """A new searcher over the same chunks whose keys are the originals plus ``overrides``
+        (an empty mapping gives back the original keys exactly). This searcher is left as it was,
+        so queries running on it are unaffected; with Chroma, the changed vectors are written
+        (and put back if the write fails part-way, so the collection never mixes two states)."""
+        new = copy.copy(self)
+        new.overrides = {k: o for k, o in overrides.items() if k in self._pos}
+        if {k: o.extra_text for k, o in new.overrides.items()} != {k: o.extra_text for k, o in self.overrides.items()}:
+            new.bm25 = BM25Index(tokenizer=self.tokenizer).build_tokens(new._bm25_tokens(), self.keys, cancel)
+        if self.original_vectors is not None:
+            new.vectors = new._evolved_matrix()
+            if self.collection is not None:
+                touched = sorted(self._pos[k] for k in set(self.overrides) | set(new.overrides))
+                changed = [p for p in touched if not np.array_equal(new.vectors[p], self.vectors[p])]
+                metas = new._metas()
+                try:
+                    self.collection.add([self.keys[p] for p in changed], new.vectors[changed],
+                                        [metas[p] for p in changed], cancel=cancel)
+                except BaseException:
+                    old = self._metas()
+                    self.collection.add([self.keys[p] for p in changed], self.vectors[changed],
+                                        [old[p] for p in changed])
+                    raise
+                new.dense = ChromaBackend(self.collection, self.keys)
+            else:
+                new.dense = NumpyBackend(new.vectors)
+        return new
+
+    def position(self, key: str) -> Optional[int]:
+        return self._pos.get(key)
+
+    def chunk_ref(self, key: str) -> Optional[tuple[str, str, str]]:
+        """(content hash, chunker key, chunk id) of a chunk key: what ERM memory is keyed by."""
+        p = self._pos.get(key)
+        if p is None:
+            return None
+        content_hash, chunker_key = self._doc_refs[self._doc_of[p]]
+        return content_hash, chunker_key, self._chunks[p].chunk_id
+
+    def content_hashes(self) -> set[str]:
+        return {h for h, _ in self._doc_refs.values()}
+
+    def chunk_text(self, key: str) -> Optional[str]:
+        p = self._pos.get(key)
+        return None if p is None else self._chunks[p].text
+
+    def doc_of(self, key: str) -> Optional[str]:
+        p = self._pos.get(key)
+        return None if p is None else self._doc_of[p]
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -147,6 +260,7 @@ class HybridSearcher:
         fusion: str = "tm2c2",
         candidates: Optional[int] = None,
         fill_missing: Optional[str] = None,
+        query_vector: Optional[np.ndarray] = None,
     ) -> SearchResults:
         """Top ``k`` chunks and top ``k`` files for ``query``.
 
@@ -154,7 +268,9 @@ class HybridSearcher:
         other with its true score ('exact': BM25 from the full score vector, cosine from the stored
         vector — both are at hand, so eq. 16 runs over the whole candidate union), or gets the
         normalised minimum 0 ('zero', for when the other score is unknowable). See fusion.py for
-        the measurements behind the default."""
+        the measurements behind the default. ``query_vector`` skips encoding the query (callers
+        that already have it, e.g. ERM training). With no ``alpha`` and an ``alpha_model``, the
+        dense weight is predicted for this query (query-aware fusion)."""
         fill = _check_fill(fill_missing or self.fill_missing)
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not '{method}'")
@@ -163,7 +279,8 @@ class HybridSearcher:
         if method != "bm25" and self.dense is None:
             raise ValueError("this searcher has no encoder; only method='bm25' is available")
         a = fz.check_alpha(self.default_alpha if alpha is None else alpha)
-        shown_alpha = a if method == "hybrid" and fusion == "tm2c2" else None
+        tm2c2 = method == "hybrid" and fusion == "tm2c2"
+        shown_alpha = a if tm2c2 else None
 
         def empty(message: str) -> SearchResults:
             return SearchResults(query, method, fusion, shown_alpha, (), (), message)
@@ -173,24 +290,9 @@ class HybridSearcher:
         if not self.keys:
             return empty("There is nothing to search yet: no document has searchable text.")
         depth = max(k, candidates or self.candidate_depth)
-
-        bm25: dict[int, float] = {}
-        dense: dict[int, float] = {}
-        if method in ("hybrid", "bm25"):
-            all_bm25 = self.bm25.scores(query)
-            pos, sc = top_k_positive(all_bm25, depth)
-            bm25 = dict(zip(pos.tolist(), sc.tolist()))
-        if method in ("hybrid", "dense"):
-            qvec = self.encoder.encode_query(query)
-            pos, sc = self.dense.search(qvec, depth)  # type: ignore[union-attr]
-            dense = dict(zip(pos.tolist(), sc.tolist()))
-        if method == "hybrid" and fusion == "tm2c2" and fill == "exact":
-            for p in sorted(dense.keys() - bm25.keys()):  # sorted: deterministic tie order
-                bm25[p] = float(all_bm25[p])
-            only_bm25 = sorted(bm25.keys() - dense.keys())
-            if only_bm25:
-                sims = cosine_scores(self.vectors[only_bm25], qvec)  # type: ignore[index]
-                dense.update(zip(only_bm25, sims.tolist()))
+        bm25, dense = self._candidates(query, method, depth, fill if tm2c2 else "zero", query_vector)
+        if tm2c2 and alpha is None and self.alpha_model is not None:
+            a = shown_alpha = fz.check_alpha(min(1.0, max(0.0, float(self.alpha_model.predict(query, dense, bm25)))))
 
         if method == "bm25":
             fused = bm25
@@ -207,6 +309,40 @@ class HybridSearcher:
         ranking = fz.ranked(fused)
         hits = tuple(self._hit(rank, p, s, bm25.get(p), dense.get(p)) for rank, (p, s) in enumerate(ranking[:k], 1))
         return SearchResults(query, method, fusion, shown_alpha, hits, self._files(ranking, k))
+
+    def _candidates(self, query: str, method: str, depth: int, fill: str,
+                    qvec: Optional[np.ndarray]) -> tuple[dict[int, float], dict[int, float]]:
+        """Raw (BM25, cosine) scores of each retriever's top ``depth`` chunks by position; with
+        fill 'exact' both dicts cover the union of the two candidate lists."""
+        bm25: dict[int, float] = {}
+        dense: dict[int, float] = {}
+        all_bm25 = None
+        if method in ("hybrid", "bm25"):
+            all_bm25 = self.bm25.scores(query)
+            pos, sc = top_k_positive(all_bm25, depth)
+            bm25 = dict(zip(pos.tolist(), sc.tolist()))
+        if method in ("hybrid", "dense"):
+            if qvec is None:
+                qvec = self.encoder.encode_query(query)
+            pos, sc = self.dense.search(qvec, depth)  # type: ignore[union-attr]
+            dense = dict(zip(pos.tolist(), sc.tolist()))
+        if method == "hybrid" and fill == "exact" and all_bm25 is not None:
+            for p in sorted(dense.keys() - bm25.keys()):  # sorted: deterministic tie order
+                bm25[p] = float(all_bm25[p])
+            only_bm25 = sorted(bm25.keys() - dense.keys())
+            if only_bm25:
+                sims = cosine_scores(self.vectors[only_bm25], qvec)  # type: ignore[index]
+                dense.update(zip(only_bm25, sims.tolist()))
+        return bm25, dense
+
+    def candidate_scores(self, query: str, candidates: Optional[int] = None,
+                         query_vector: Optional[np.ndarray] = None) -> tuple[dict[str, float], dict[str, float]]:
+        """(raw cosine, raw BM25) by chunk key over the hybrid candidate union, exactly as fusion
+        sees them: what a fusion weight is learned from (retrieval/alpha.py)."""
+        if self.dense is None or not query or not self.keys:
+            return {}, {}
+        bm25, dense = self._candidates(query, "hybrid", candidates or self.candidate_depth, "exact", query_vector)
+        return ({self.keys[p]: s for p, s in dense.items()}, {self.keys[p]: s for p, s in bm25.items()})
 
     def _hit(self, rank: int, pos: int, score: float, bm25: Optional[float], dense: Optional[float]) -> ChunkHit:
         chunk, doc_id = self._chunks[pos], self._doc_of[pos]

@@ -27,6 +27,13 @@ HNSW_EF_SEARCH = 200
 HNSW_EF_CONSTRUCTION = 200
 
 
+
+# In-process Chroma holds the GIL for the whole of an upsert (~1.5 ms a vector on a busy 2-core
+# machine): a 700-vector batch froze the window for 0.3-0.45 s. Small batches let the UI thread
+# in between, at a few ms of call overhead each.
+UPSERT_BATCH = 64
+
+
 class VectorStoreError(RuntimeError):
     pass
 
@@ -154,7 +161,7 @@ class ChromaCollection:
         """Upsert in batches no larger than the client allows; cancellable between batches."""
         if len(ids) != len(vectors):
             raise ValueError("ids and vectors differ in length")
-        step = self.max_batch()
+        step = min(self.max_batch(), UPSERT_BATCH)
         for start in range(0, len(ids), step):
             check(cancel)
             end = min(start + step, len(ids))
@@ -186,6 +193,21 @@ class ChromaCollection:
             self.add([ids[p] for p in missing], vectors[missing],
                      [metadatas[p] for p in missing] if metadatas is not None else None, progress, cancel)
         return len(missing), len(stale)
+
+    def reconcile_tags(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]],
+                       field: str, default: str = "original") -> int:
+        """Rewrite the vectors whose stored ``field`` tag differs from the wanted one (evolved vs
+        original keys, ERM): the database is the truth, the collection is made to agree with it
+        after a crash, a reset or an evolution made elsewhere. Returns how many were rewritten."""
+        stored: dict[str, Any] = {}
+        step = self.max_batch()  # batched: one huge id list can exceed the store's query limits
+        for start in range(0, len(ids), step):
+            got = self._col.get(ids=list(ids[start:start + step]), include=["metadatas"])
+            stored.update({i: (m or {}).get(field, default) for i, m in zip(got["ids"], got["metadatas"] or [])})
+        stale = [p for p, i in enumerate(ids) if i in stored and stored[i] != metadatas[p].get(field, default)]
+        if stale:
+            self.add([ids[p] for p in stale], vectors[stale], [metadatas[p] for p in stale])
+        return len(stale)
 
     def query(self, vector: np.ndarray, k: int) -> tuple[list[str], np.ndarray]:
         """(ids, cosine similarities) best first; Chroma returns cosine *distance* = 1 - cos."""

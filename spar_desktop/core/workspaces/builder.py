@@ -183,7 +183,8 @@ def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: d
         try:
             collection = _load_collection(manager, _ws(manager.library, ws_id), rebuild)
             had_ids = collection.ids()
-            searcher = HybridSearcher(by_doc, eng.encoder, collection=collection, file_ids=file_ids, cancel=cancel)
+            searcher = HybridSearcher(by_doc, eng.encoder, collection=collection, file_ids=file_ids, cancel=cancel,
+                                      key_overrides=_evolved_keys(manager, by_doc), alpha_model=_alpha_model(manager))
             return searcher, had_ids
         except (Cancelled, WorkspaceError):
             raise
@@ -193,6 +194,26 @@ def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: d
             log.warning("vector store failed (%s); %s", exc, "reopening" if attempt == 0 else "resetting")
             eng.reopen_chroma() if attempt == 0 else eng.reset_chroma()
     raise AssertionError("unreachable")
+
+
+def _evolved_keys(manager: "Workspaces", by_doc: dict) -> dict:
+    """Keys these chunks evolved to (ERM, core/memory); a build never fails because of them."""
+    from spar_desktop.core.memory.service import evolved_overrides
+
+    enc = manager.engine.encoder
+    try:
+        return evolved_overrides(manager.library, by_doc, enc.model_id, int(enc.dim))
+    except Exception as exc:  # noqa: BLE001 - original keys are always a correct fallback
+        log.warning("evolved keys not applied (original keys used): %s", exc)
+        return {}
+
+
+def _alpha_model(manager: "Workspaces"):
+    """A learned fusion weight (``spar eval --alpha learned --save-alpha DATA_DIR/alpha.json``)
+    when one was trained, else None: the fixed weight."""
+    from spar_desktop.core.retrieval.alpha import load_default_model
+
+    return load_default_model(manager.library.settings.data_dir if manager.library.settings else None)
 
 
 def _ws(lib, ws_id: int) -> Workspace:
