@@ -73,6 +73,9 @@ class ChatController(QObject):
         self._banner_given = False
         self._closed = False
         self._busy = False
+        # Expansion units from Ollama instead of local feedback. Off: record_feedback holds the
+        # workspace lock for the whole call, so a slow generation would stall the next search.
+        self.llm_units = False
         workspaces.ready.connect(self._service_ready)
         workspaces.current_changed.connect(self.set_workspace)
 
@@ -283,8 +286,20 @@ class ChatController(QObject):
 
     # ------------------------------------------------------------------ feedback / citations
     def feedback(self, message_id: int, good: Optional[bool]) -> None:
+        """Store the rating; a thumbs-up also teaches the workspace's keys (the question and the
+        passages the answer cited), a thumbs-down is recorded as a failure (nothing is learned)."""
         self.runner.run(partial(ops.record_feedback, self.library, message_id, good), title="Saving feedback",
-                        visible=False, on_failure=self._failed)
+                        visible=False, on_success=self._learn, on_failure=self._failed)
+
+    def _learn(self, target: Optional[ops.LearnTarget]) -> None:
+        if target is None or self._closed:
+            return
+        helpers = None
+        if self.llm_units and target.success and self.server_ok and self.session is not None:
+            from spar_desktop.core.chat.helpers import LLMHelpers
+
+            helpers = LLMHelpers(self.session.ollama)  # keywords + hypothetical answer (HyDE-style units)
+        self.workspaces.learn(target.workspace, target.query, target.chunks, target.success, helpers)
 
     def open_passage(self, message_id: Optional[int], passage: Any) -> None:
         """Open a cited passage at its page, highlighted; remember that it was opened."""
@@ -293,7 +308,7 @@ class ChatController(QObject):
         self.open_requested.emit(passage.path, passage.page_start, highlight)
         if message_id is not None:
             self.runner.run(partial(ops.record_citation_opened, self.library, message_id, passage.n),
-                            title="Recording the opened citation", visible=False,
+                            title="Recording the opened citation", visible=False, on_success=self._learn,
                             on_failure=lambda err: log.info("citation not recorded: %s", err.message))
 
     # ------------------------------------------------------------------ shutdown / errors

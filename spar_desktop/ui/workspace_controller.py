@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from functools import partial
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
@@ -35,6 +35,7 @@ class WorkspaceController(QObject):
     search_started = Signal(str)  # query
     search_finished = Signal(object)  # WorkspaceResults
     search_failed = Signal(str)
+    learning_loaded = Signal(str, object)  # workspace name, MemoryStats
     status = Signal(str)
     error = Signal(str, str)  # message, details
 
@@ -48,6 +49,9 @@ class WorkspaceController(QObject):
         self.last_results = None  # WorkspaceResults of the latest search
         self._warm: Optional[TaskHandle] = None
         self._pending: list[Callable[[], None]] = []
+        # ERMConfig for feedback (None: the core default); tests use a small batch to close rounds.
+        self.erm_config: Any = None
+        self._learned_hits: set[tuple[Optional[int], str]] = set()  # (log id, chunk key) already credited
 
     # ------------------------------------------------------------------ service
     def start(self) -> None:
@@ -90,6 +94,7 @@ class WorkspaceController(QObject):
             if row != self.current:
                 self.current = row
                 self.current_changed.emit(row)
+                self.refresh_learning()  # built, archived or reactivated: which keys count changed
 
     def row(self, name: Optional[str]) -> Optional[ops.WorkspaceRow]:
         if name is None:
@@ -103,6 +108,7 @@ class WorkspaceController(QObject):
         self.current = row
         self.last_results = None
         self.current_changed.emit(row)
+        self.refresh_learning()
 
     # ------------------------------------------------------------------ lifecycle
     def is_building(self, name: str) -> bool:
@@ -220,6 +226,62 @@ class WorkspaceController(QObject):
         if self.service is not None and log_id is not None:
             self.runner.run(partial(ops.mark_opened, self.service, log_id, file_id), title="Recording the opened result",
                             visible=False, on_failure=lambda err: log.info("mark_opened failed: %s", err.message))
+
+    # ------------------------------------------------------------------ learning (evolving keys)
+    def learn(self, workspace: str, query: str, chunks: tuple[str, ...], success: bool, helpers: Any = None) -> None:
+        """Feed one validated (or failed) query to the workspace's memory in the background.
+        Never an error dialog: feedback that teaches nothing is logged, evolution is announced."""
+        if self.service is None or not chunks:
+            return
+
+        def done(outcome: Any) -> None:
+            if not outcome.accepted:
+                log.info("feedback for '%s' not learned: %s", workspace, outcome.reason)
+            elif outcome.evolved_keys:
+                self.status.emit(f"Search in '{workspace}' learned from your feedback: "
+                                 f"{outcome.evolved_keys} passage keys evolved")
+            self.refresh_learning(workspace)
+
+        def failed(err: TaskError) -> None:
+            log.warning("learning from feedback failed: %s\n%s", err.message, err.details)
+            self.status.emit("Could not learn from that feedback (details in the log)")
+
+        self.runner.run(partial(ops.learn, self.service, workspace, query, tuple(chunks), success,
+                                config=self.erm_config, helpers=helpers),
+                        title="Learning from feedback", visible=False, on_success=done, on_failure=failed)
+
+    def learn_from_hit(self, results: Any, hit: Any) -> None:
+        """An opened search result confirms its chunk for the query (once per search)."""
+        if results is None or not results.query.strip():
+            return
+        key = f"{hit.file_id}#{hit.chunk_id}"
+        if (results.log_id, key) in self._learned_hits:
+            return
+        self._learned_hits.add((results.log_id, key))
+        self.learn(results.workspace, results.query, (key,), True)
+
+    def refresh_learning(self, name: Optional[str] = None) -> None:
+        """Reload the learning stats of ``name`` (default: the current workspace)."""
+        name = name or (self.current.name if self.current is not None else None)
+        if self.service is None or name is None:
+            return
+        self.runner.run(partial(ops.learning_stats, self.service, name), title="Reading learning stats",
+                        key=f"ws-learning:{name.casefold()}", visible=False,
+                        on_success=lambda stats: self.learning_loaded.emit(name, stats),
+                        on_failure=lambda err: log.info("learning stats of '%s': %s", name, err.message))
+
+    def reset_learning(self, name: str) -> Optional[TaskHandle]:
+        """Forget what ``name``'s files learned: the original keys, exactly."""
+        if self.service is None:
+            return None
+
+        def done(stats: Any) -> None:
+            self._learned_hits.clear()
+            self.status.emit(f"Reset learning for '{name}': search uses the original passage keys")
+            self.learning_loaded.emit(name, stats)
+
+        return self.runner.run(partial(ops.reset_learning, self.service, name), title=f"Resetting learning of {name}",
+                               on_success=done, on_failure=self._failed)
 
     # ------------------------------------------------------------------ errors
     def _failed(self, err: TaskError) -> None:

@@ -236,6 +236,36 @@ def mark_opened(service: WorkspaceService, log_id: int, file_id: int, progress: 
     mark(service.manager, log_id, file_id)
 
 
+# ---------------------------------------------------------------------------- learning (ERM)
+def learn(service: WorkspaceService, name: str, query: str, chunks: tuple, success: bool, progress: ProgressCallback,
+          cancel: CancelToken, *, config: Any = None, helpers: Any = None) -> Any:
+    """Feedback for the evolving keys: ``chunks`` ('<file id>#<chunk id>') confirmed for ``query``.
+    Under the workspace lock: closing a round rewrites the collection and swaps the searcher,
+    which must not interleave with a build or search of it. Returns the FeedbackOutcome."""
+    from spar_desktop.core.memory import ERMConfig
+    from spar_desktop.core.memory.service import record_feedback
+
+    with service.lock(name):
+        return record_feedback(service.manager, name, query, list(chunks), success, helpers=helpers,
+                               config=config or ERMConfig())
+
+
+def learning_stats(service: WorkspaceService, name: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
+    """MemoryStats of ``name`` (database reads only: no lock)."""
+    from spar_desktop.core.memory.service import memory_stats
+
+    return memory_stats(service.manager, name)
+
+
+def reset_learning(service: WorkspaceService, name: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
+    """Original keys back, exactly; returns the stats afterwards."""
+    from spar_desktop.core.memory.service import memory_stats, reset_memory
+
+    with service.lock(name):
+        reset_memory(service.manager, name)
+    return memory_stats(service.manager, name)
+
+
 def parse_types(text: str) -> tuple[str, ...]:
     """'PDF, .docx md' → ('pdf', 'docx', 'md')."""
     parts = text.replace(",", " ").replace(";", " ").split()

@@ -2,7 +2,8 @@
 search box over the selected one; also the desktop integration "Show in folder".
 
 Selecting a workspace makes it current (the controller tells chat); a double-clicked search
-hit asks the window to open the viewer at its page with the passage highlighted.
+hit asks the window to open the viewer at its page with the passage highlighted (and counts as
+feedback for the evolving keys). The Learning line shows how many keys evolved, with a reset.
 """
 
 from __future__ import annotations
@@ -76,18 +77,42 @@ def describe_row(row: WorkspaceRow) -> str:
     return " · ".join(parts)
 
 
+def _n(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
+def describe_learning(stats) -> str:
+    """One line for the Learning row from MemoryStats."""
+    if not (stats.evolved_keys or stats.accepted or stats.pending or stats.chunks_with_memory):
+        return "Learning: nothing yet — rate answers or open results"
+    text = f"Learning: {_n(stats.evolved_keys, 'key')} evolved from {_n(stats.accepted, 'confirmed answer')}"
+    return text + (f" ({stats.pending:,} waiting)" if stats.pending else "")
+
+
+def learning_tooltip(stats) -> str:
+    lines = ["Passage keys move toward the words of questions they answered, so the next search finds them "
+             "sooner. They change in batches; Reset restores the original keys exactly.",
+             f"{_n(stats.chunks_with_memory, 'passage')} with memory, {_n(stats.units, 'expansion unit')}, "
+             f"{_n(stats.rounds, 'round')}, {stats.ignored:,} not used"]
+    if stats.last_evolved_at:
+        lines.append(f"last evolved {local_time(stats.last_evolved_at)}")
+    return "\n".join(lines)
+
+
 class WorkspacePanel(QWidget):
     new_requested = Signal()
     edit_requested = Signal(str)  # workspace name
     export_requested = Signal(str)
     import_requested = Signal()
     delete_requested = Signal(str)
+    reset_learning_requested = Signal(str)
     hit_activated = Signal(object)  # WorkspaceHit
 
     def __init__(self, controller: WorkspaceController, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
         self.controller = controller
         self._progress: dict[str, Progress] = {}
+        self._learning = None  # MemoryStats of the current workspace, once read
         self._build()
         c = controller
         c.ready.connect(self._ready)
@@ -98,6 +123,7 @@ class WorkspacePanel(QWidget):
         c.search_started.connect(self._search_started)
         c.search_finished.connect(self.show_results)
         c.search_failed.connect(self._search_failed)
+        c.learning_loaded.connect(self._learning_loaded)
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -143,6 +169,21 @@ class WorkspacePanel(QWidget):
         self.info.setWordWrap(True)
         self.info.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.info)
+
+        self.learning_box = QWidget()
+        ll = QHBoxLayout(self.learning_box)
+        ll.setContentsMargins(0, 0, 0, 0)
+        ll.setSpacing(4)
+        self.learning_label = QLabel()
+        self.learning_label.setObjectName("muted")
+        self.learning_label.setWordWrap(True)
+        self.reset_learning_button = QToolButton(text="Reset learning")
+        self.reset_learning_button.setToolTip("Forget what search learned from feedback: the original results, exactly")
+        self.reset_learning_button.clicked.connect(lambda: self._emit_for_current(self.reset_learning_requested))
+        ll.addWidget(self.learning_label, 1)
+        ll.addWidget(self.reset_learning_button, 0, Qt.AlignmentFlag.AlignTop)
+        self.learning_box.hide()
+        layout.addWidget(self.learning_box)
 
         actions = QHBoxLayout()
         actions.setSpacing(4)
@@ -269,6 +310,8 @@ class WorkspacePanel(QWidget):
                                 or self.list.currentItem().data(0, Qt.ItemDataRole.UserRole) != row.name):
             self.select_workspace(row.name)
         name = row.name if row else None
+        if self._learning is not None and self._learning.workspace != name:
+            self._learning = None  # another workspace's stats: hide until this one's arrive
         if self.results.property("workspace") != name:
             self.results.clear()
             self.results.setProperty("workspace", name)
@@ -297,11 +340,31 @@ class WorkspacePanel(QWidget):
         self.search_box.setEnabled(has and row.searchable and not building)
         self.progress_box.setVisible(building)
         self.progress_label.setVisible(building)
+        self._show_learning(row, building)
         for i in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(i)
             r = self.controller.row(item.data(0, Qt.ItemDataRole.UserRole))
             if r is not None:
                 self._paint_status(item, r)
+
+    # ------------------------------------------------------------------ learning
+    def _learning_loaded(self, name: str, stats) -> None:
+        row = self.controller.current
+        if row is not None and row.name.casefold() == name.casefold():
+            self._learning = stats
+            self._show_learning(row, self.controller.is_building(row.name))
+
+    def _show_learning(self, row: Optional[WorkspaceRow], building: bool) -> None:
+        stats = self._learning
+        shown = row is not None and stats is not None and row.status in ("active", "archived")
+        self.learning_box.setVisible(shown)
+        if not shown:
+            return
+        self.learning_label.setText(describe_learning(stats))
+        self.learning_label.setToolTip(learning_tooltip(stats))
+        learned = bool(stats.evolved_keys or stats.chunks_with_memory or stats.pending or stats.accepted)
+        self.reset_learning_button.setVisible(learned)
+        self.reset_learning_button.setEnabled(learned and not building)
 
     def _emit_for_current(self, signal) -> None:
         if self.controller.current is not None:

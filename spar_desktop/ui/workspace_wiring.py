@@ -45,6 +45,7 @@ class WorkspaceFeatures(QObject):
         p.export_requested.connect(self.export_workspace)
         p.import_requested.connect(self.import_workspace)
         p.delete_requested.connect(self.delete_workspace)
+        p.reset_learning_requested.connect(self.reset_learning)
         p.hit_activated.connect(self.open_hit)
         self.chat.open_requested.connect(w.open_document)
         cp = self.chat_pane
@@ -127,11 +128,22 @@ class WorkspaceFeatures(QObject):
                 return
         self.controller.delete(name)
 
+    def reset_learning(self, name: str) -> None:
+        if self.window.interactive:
+            answer = QMessageBox.question(
+                self.window, "Reset learning",
+                f"Forget what search learned from your feedback in “{name}” and go back to the original "
+                "results?\n\nThe files are shared, so other workspaces holding them are reset too.")
+            if answer != QMessageBox.StandardButton.Yes:
+                return
+        self.controller.reset_learning(name)
+
     def open_hit(self, hit) -> None:
         """A search result: the viewer at its page with the passage highlighted."""
         self.window.open_document(hit.path, hit.page_start, hit.text)
         results = self.controller.last_results
         self.controller.mark_opened(results.log_id if results is not None else None, hit.file_id)
+        self.controller.learn_from_hit(results, hit)  # an opened result confirms its passage for the query
 
     # ------------------------------------------------------------------ threads
     def rename_thread(self, thread_id: int, title: str) -> None:

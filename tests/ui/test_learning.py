@@ -1,0 +1,150 @@
+"""Evolving keys from the app: opened search results and a rated, cited answer feed the memory
+through the task runner; the workspace panel's Learning line shows the evolved keys; Reset
+learning puts the original results back exactly. One workspace is built once for the module and
+copied per test (each test learns on its own copy)."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import replace
+
+import pytest
+
+from spar_desktop.core.config import Settings
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.memory import ERMConfig
+from tests.support.fake_ollama import FakeOllama
+from tests.ui.conftest import UI_TIMEOUT_MS, write_workspace_share
+
+# Two successful queries close a batch, and one batch closes a round: keys evolve on the 2nd.
+TWO = ERMConfig(batch_size=2, max_batches_per_round=1)
+QUERY = "why did the turbine stop"
+
+
+@pytest.fixture(scope="module")
+def built_data(tmp_path_factory) -> Settings:
+    from spar_desktop.core.embedding.encoder import get_encoder
+    from spar_desktop.core.library.scanner import Scanner
+    from spar_desktop.core.workspaces.engine import engine_for
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+    tmp = tmp_path_factory.mktemp("learning-ui")
+    share = write_workspace_share(tmp / "share")
+    settings = Settings(data_dir=tmp / "data")
+    lib = Library.open(settings)
+    try:
+        Scanner(lib).scan([str(share)])
+        mgr = Workspaces(lib, engine_for(settings, get_encoder("cpu")))
+        mgr.create("ops", tags=["Operations"])
+        assert mgr.build("ops").ready == 3
+    finally:
+        lib.close()
+    return settings
+
+
+@pytest.fixture
+def learning_window(qtbot, built_data, tmp_path):
+    """Factory: a MainWindow on a fresh copy of the built data, 'ops' selected, stats shown."""
+    from spar_desktop.ui.main_window import MainWindow
+
+    opened = []
+
+    def make(host: str = "http://127.0.0.1:9"):
+        data = tmp_path / "data"
+        shutil.copytree(built_data.data_dir, data)
+        settings = replace(built_data, data_dir=data, ollama_host=host)
+        lib = Library.open(settings)
+        window = MainWindow(settings, lib, watch=False, interactive=False)
+        opened.append((window, lib))
+        qtbot.addWidget(window)
+        window.show()
+        window.workspaces.erm_config = TWO
+        panel = window.workspace_panel
+        qtbot.waitUntil(lambda: window.workspaces.current is not None and panel.learning_box.isVisible(),
+                        timeout=UI_TIMEOUT_MS)
+        assert panel.learning_label.text().startswith("Learning: nothing yet")
+        assert not panel.reset_learning_button.isVisible()
+        return window
+
+    yield make
+    for window, lib in opened:
+        window.close()
+        lib.close()
+
+
+def search(qtbot, w, query: str) -> list[tuple[int, str, float]]:
+    panel = w.workspace_panel
+    panel.search_box.setText(query)
+    with qtbot.waitSignal(w.workspaces.search_finished, timeout=UI_TIMEOUT_MS) as done:
+        panel.search_box.returnPressed.emit()
+    return [(h.file_id, h.chunk_id, h.score) for h in done.args[0].hits]
+
+
+def stats(w):
+    return w.workspace_panel._learning
+
+
+def test_opened_results_evolve_keys_and_reset_restores_the_original_results(qtbot, learning_window):
+    w = learning_window()
+    panel = w.workspace_panel
+    original = search(qtbot, w, QUERY)
+    assert original
+
+    # Opening a result confirms its passage for the query: one waiting, keys unchanged yet.
+    panel.results.itemActivated.emit(panel.results.item(0))
+    qtbot.waitUntil(lambda: stats(w).pending == 1, timeout=UI_TIMEOUT_MS)
+    assert panel.learning_label.text() == "Learning: 0 keys evolved from 1 confirmed answer (1 waiting)"
+    panel.results.itemActivated.emit(panel.results.item(0))  # the same hit again counts once
+    assert search(qtbot, w, QUERY) == original
+
+    # A second confirmed query closes the round: the Learning line shows evolved keys.
+    search(qtbot, w, "gearbox oil contamination")
+    panel.results.itemActivated.emit(panel.results.item(0))
+    qtbot.waitUntil(lambda: stats(w).evolved_keys > 0, timeout=UI_TIMEOUT_MS)
+    s = stats(w)
+    assert s.accepted == 2 and s.pending == 0 and s.rounds >= 1
+    assert panel.learning_label.text().startswith(f"Learning: {s.evolved_keys} key")
+    assert "from 2 confirmed answers" in panel.learning_label.text()
+    assert panel.reset_learning_button.isVisible() and panel.reset_learning_button.isEnabled()
+    assert "learned from your feedback" in w.statusBar().currentMessage()
+    assert search(qtbot, w, QUERY) != original  # the evolved keys score differently
+
+    # Reset (no confirm dialog in a non-interactive window): the original results, exactly.
+    panel.reset_learning_button.click()
+    qtbot.waitUntil(lambda: stats(w).evolved_keys == 0 and stats(w).accepted == 0, timeout=UI_TIMEOUT_MS)
+    assert panel.learning_label.text().startswith("Learning: nothing yet")
+    assert not panel.reset_learning_button.isVisible()
+    assert search(qtbot, w, QUERY) == original
+
+
+@pytest.fixture
+def fake():
+    server = FakeOllama().start()
+    yield server
+    server.stop()
+
+
+def test_a_cited_answer_opened_and_rated_good_evolves_keys(qtbot, aloop, learning_window, fake):
+    fake.set(reply="The bearing failed after water contamination of the gearbox oil [1].")
+    w = learning_window(fake.url)
+    qtbot.waitUntil(lambda: w.chat.session is not None and w.chat.server_ok is True, timeout=UI_TIMEOUT_MS)
+    w.tabs.setCurrentWidget(w.chat_pane)
+    assert w.chat_pane.ask("Why did the gearbox bearing fail?")
+    qtbot.waitUntil(lambda: not w.chat.answering, timeout=UI_TIMEOUT_MS)
+    bubble = w.chat_pane.messages.bubbles[-1]
+    assert bubble.message_id is not None and bubble.chip_buttons()
+
+    # Opening the cited passage counts as success for its chunk (one waiting) ...
+    bubble.chip_buttons()[0].click()
+    qtbot.waitUntil(lambda: stats(w).pending == 1, timeout=UI_TIMEOUT_MS)
+    # ... and the thumbs-up confirms the answer: the round closes and keys evolve.
+    bubble.up_button.click()
+    qtbot.waitUntil(lambda: stats(w).evolved_keys > 0, timeout=UI_TIMEOUT_MS)
+    assert stats(w).accepted == 2
+    assert "keys evolved from 2 confirmed answers" in w.workspace_panel.learning_label.text() or \
+        "key evolved from 2 confirmed answers" in w.workspace_panel.learning_label.text()
+
+    # A thumbs-down is recorded as a failure: nothing is learned, nothing crashes.
+    bubble.down_button.click()
+    qtbot.waitUntil(lambda: stats(w).ignored == 1, timeout=UI_TIMEOUT_MS)
+    assert stats(w).accepted == 2
