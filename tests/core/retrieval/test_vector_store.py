@@ -56,3 +56,17 @@ def test_numpy_backend_and_names():
     assert NumpyBackend(np.empty((0, 16), np.float32)).search(vecs[0], 5)[0].size == 0
     assert safe_collection_name("Q3 reports / finance!") == "Q3-reports-finance"
     assert safe_collection_name("..") == "collection"
+
+
+def test_large_matrices_scored_in_parallel_match_the_single_pass_exactly():
+    import numpy as np
+
+    from spar_desktop.core.retrieval.vector_store import _SPLIT_ROWS, NumpyBackend, cosine_scores
+
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((_SPLIT_ROWS + 1001, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    query = vectors[1234] + 0.01 * rng.standard_normal(384).astype(np.float32)
+    assert np.array_equal(cosine_scores(vectors, query), np.einsum("ij,j->i", vectors, query))
+    positions, sims = NumpyBackend(vectors).search(query, 5)
+    assert positions[0] == 1234 and sims[0] == sims.max()
