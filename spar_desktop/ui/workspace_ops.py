@@ -138,6 +138,9 @@ def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: Cance
     """Load the encoder and sync the tag vocabulary before the user needs them (seconds)."""
     progress(Progress(0, 2, "loading the embedding model"))
     service.manager.engine.encoder
+    from spar_desktop.ui.runtime import freeze_long_lived
+
+    freeze_long_lived()
     check(cancel)
     progress(Progress(1, 2, "indexing the tag vocabulary"))
     with service.tag_lock:
