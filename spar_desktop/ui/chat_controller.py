@@ -73,9 +73,9 @@ class ChatController(QObject):
         self._banner_given = False
         self._closed = False
         self._busy = False
-        # Expansion units from Ollama instead of local feedback. Off: record_feedback holds the
-        # workspace lock for the whole call, so a slow generation would stall the next search.
-        self.llm_units = False
+        # Expansion units from Ollama (keywords + a hypothetical answer) when it is reachable;
+        # they are generated before the workspace lock is taken (workspace_ops.learn).
+        self.llm_units = True
         workspaces.ready.connect(self._service_ready)
         workspaces.current_changed.connect(self.set_workspace)
 

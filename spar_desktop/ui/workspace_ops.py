@@ -247,10 +247,15 @@ def learn(service: WorkspaceService, name: str, query: str, chunks: tuple, succe
     which must not interleave with a build or search of it. Returns the FeedbackOutcome."""
     from spar_desktop.core.memory import ERMConfig
     from spar_desktop.core.memory.service import record_feedback
+    from spar_desktop.core.memory.units import llm_units
 
+    config = config or ERMConfig()
+    # Ollama's units first, outside the lock: a generation takes seconds and must not hold up
+    # a search of this workspace. None (or a failed generation) falls back to local feedback.
+    units = llm_units(helpers, query, config) if helpers is not None and success else []
+    check(cancel)
     with service.lock(name):
-        return record_feedback(service.manager, name, query, list(chunks), success, helpers=helpers,
-                               config=config or ERMConfig())
+        return record_feedback(service.manager, name, query, list(chunks), success, config=config, units=units)
 
 
 def learning_stats(service: WorkspaceService, name: str, progress: ProgressCallback, cancel: CancelToken) -> Any:

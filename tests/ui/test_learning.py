@@ -137,6 +137,9 @@ def test_a_cited_answer_opened_and_rated_good_evolves_keys(qtbot, aloop, learnin
     # Opening the cited passage counts as success for its chunk (one waiting) ...
     bubble.chip_buttons()[0].click()
     qtbot.waitUntil(lambda: stats(w).pending == 1, timeout=UI_TIMEOUT_MS)
+    # Ollama was asked for expansion units (before the workspace lock); its reply is not the JSON
+    # asked for, so local feedback stood in and the feedback still counted.
+    assert any("Why did the gearbox bearing fail?" in str(r.body) for r in fake.calls("/api/generate"))
     # ... and the thumbs-up confirms the answer: the round closes and keys evolve.
     bubble.up_button.click()
     qtbot.waitUntil(lambda: stats(w).evolved_keys > 0, timeout=UI_TIMEOUT_MS)

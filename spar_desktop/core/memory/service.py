@@ -146,10 +146,13 @@ def expansion_units(query: str, searcher: "HybridSearcher", qvec: np.ndarray, he
 
 
 def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: Sequence[ChunkArg], success: bool, *,
-                    helpers: Any = None, config: ERMConfig = ERMConfig()) -> FeedbackOutcome:
+                    helpers: Any = None, config: ERMConfig = ERMConfig(),
+                    units: Optional[Sequence[ExpansionUnit]] = None) -> FeedbackOutcome:
     """One query's feedback (eq. 4's gate: an answer marked good or a cited passage opened).
-    ``chunks``: the chunks the user confirmed (a hit's '<file id>#<chunk id>'). Never raises on
-    bad input: the outcome says why nothing was learned."""
+    ``chunks``: the chunks the user confirmed (a hit's '<file id>#<chunk id>'). ``units``: expansion
+    units worked out beforehand (``llm_units``, e.g. outside a lock: generation takes seconds);
+    when empty or None they come from ``helpers`` or local feedback. Never raises on bad input:
+    the outcome says why nothing was learned."""
     from spar_desktop.core.workspaces.search import _searcher
 
     ws_id, why = _workspace(manager, workspace)
@@ -171,7 +174,7 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
     if not live:
         return _ignore(manager, ws_id, "none of the chunks is in the workspace any more")
     qvec = searcher.encoder.encode_query(query)
-    units = expansion_units(query, searcher, qvec, helpers, config)
+    units = list(units or ()) or expansion_units(query, searcher, qvec, helpers, config)
     if not units:
         return _ignore(manager, ws_id, "no usable expansion units")
     uvecs = searcher.encoder.encode([u.text for u in units])
