@@ -98,6 +98,7 @@ class TagIndex:
         if not kw_words:
             return []
         kw_text = " ".join(kw_words)
+        partial: set[int] = set()  # tags whose label is only part of the keyword
         for tid, (key, value, words) in self.lexicon().items():
             if not words:
                 continue
@@ -108,9 +109,13 @@ class TagIndex:
                 # the more of the keyword it covers ('Prognosis' is a small part of 'rectal cancer
                 # prognosis after pelvic exenteration', and must not crowd out better neighbours).
                 found[tid] = TagMatch(tid, key, value, round(0.6 + 0.3 * len(words) / len(kw_words), 4), "lexical")
+                partial.add(tid)
             elif len(kw_words) >= 1 and _contains(words, kw_words) and len(kw_text) >= 3:
                 # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
                 found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
+        if any(m.how == "exact" for m in found.values()):
+            # 'incident reports' names the Incident-Reports tag: 'Reports' elsewhere is another thing.
+            found = {t: m for t, m in found.items() if t not in partial}
         ids, sims = self.collection.query(self.encoder.encode_query(keyword), top_n)
         lex = self.lexicon()
         for sid, sim in zip(ids, sims):

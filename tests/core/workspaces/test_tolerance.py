@@ -36,7 +36,7 @@ def indexed(tmp_path_factory):
     for name in FILES:
         (share / name).write_text(f"inspection notes {name}", encoding="utf-8")
     tax = base / "tax.json"
-    tax.write_text(json.dumps([{"name": n} for n in ("Gearbox", "Blade", "Tower", "Nacelle", "Turbine T7", "Turbine T9")]),
+    tax.write_text(json.dumps([{"name": n} for n in ("Gearbox", "Blade", "Tower", "Nacelle", "Turbine T7", "Turbine T9", "Blade Inspection")]),
                    encoding="utf-8")
     assign = base / "assign.csv"
     assign.write_text("".join(f"{name},{','.join(tags)}\n" for name, tags in FILES.items()), encoding="utf-8")
@@ -95,3 +95,13 @@ def test_tolerance_never_lets_every_optional_group_go(indexed):
     only_one_optional = flt.without_group("blade").without_group("gearbox")
     assert only_one_optional.tolerance == 1 and only_one_optional.effective_tolerance == 0
     assert names(lib, only_one_optional) == set()  # no T7 file has a nacelle tag
+
+
+def test_a_tag_named_exactly_leaves_out_tags_that_are_only_part_of_the_keyword(indexed):
+    _, index = indexed
+    assert [(m.value, m.how) for m in index.match("blade inspection") if m.how != "semantic"] == \
+        [("Blade Inspection", "exact")]
+    # No exact name: both labels inside the keyword match, the one covering more of it better.
+    loose = {m.value: m for m in index.match("blade inspection notes")}
+    assert loose["Blade"].how == "lexical"
+    assert loose["Blade Inspection"].score > loose["Blade"].score
