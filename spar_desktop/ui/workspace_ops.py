@@ -10,6 +10,7 @@ and passes it to these ops; it never calls the manager itself.
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -17,6 +18,8 @@ from typing import Any, Optional
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check
+
+log = logging.getLogger(__name__)
 
 MAX_HITS = 20
 
@@ -252,7 +255,12 @@ def learn(service: WorkspaceService, name: str, query: str, chunks: tuple, succe
     config = config or ERMConfig()
     # Ollama's units first, outside the lock: a generation takes seconds and must not hold up
     # a search of this workspace. None (or a failed generation) falls back to local feedback.
-    units = llm_units(helpers, query, config) if helpers is not None and success else []
+    units = []
+    if helpers is not None and success:
+        try:
+            units = llm_units(helpers, query, config)
+        except Exception as exc:  # noqa: BLE001 - any LLM trouble: learn from local feedback instead
+            log.info("no LLM expansion units (%s); using local feedback", exc)
     check(cancel)
     with service.lock(name):
         return record_feedback(service.manager, name, query, list(chunks), success, config=config, units=units)
