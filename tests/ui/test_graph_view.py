@@ -1,10 +1,8 @@
-"""The relation graph view (pyqtgraph, offscreen): a 5,000-node payload renders quickly, the
+"""The relation graph view (pyqtgraph, offscreen): a 5,000-node payload renders, the
 threshold slider thins the drawn edges, a click on a node emits fileActivated, and switching the
 method only asks the owner to recompute."""
 
 from __future__ import annotations
-
-import time
 
 import numpy as np
 import pytest
@@ -38,15 +36,12 @@ def view(qtbot):
 
 def test_five_thousand_nodes_render_and_slider_thins_edges(view):
     p = payload()
-    t0 = time.perf_counter()
     view.set_payload(p)
-    image = view.plot.grab()  # forces a full paint of nodes and edges
-    elapsed = time.perf_counter() - t0
+    image = view.plot.grab()  # forces a full paint of nodes and edges (its time: benchmarks/relations.py view)
     assert not image.isNull()
     assert len(view.nodes_item.data) == 5000
     assert view.drawn_edges == 12000  # the drawing budget: the strongest 12,000 of 15,000
     assert "strongest 12000 of 15000" in view.status.text()
-    assert elapsed < 20  # generous: the CI box is shared; typically well under a second
     for colour in ("cluster", "tag", "community"):  # recolouring reuses cached brushes
         view.color_by.setCurrentIndex(view.color_by.findData(colour))
     view.slider.setValue(50)
