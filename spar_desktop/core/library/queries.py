@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence, TypeVar
 
 from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.orm import Session
@@ -98,6 +98,7 @@ _RECORD_COLUMNS = (File.id, File.path, File.rel_path, File.name, File.format, Fi
 # Rows per fetch: sqlite3 builds a whole batch in C without releasing the GIL, so a big batch
 # read on a worker thread stalls the UI thread (5,000 rows ≈ 35 ms); 500 keeps it to a few ms.
 _BATCH = 500
+R = TypeVar("R")
 
 
 def document_date_expr():
@@ -136,15 +137,16 @@ def build_query(session: Session, flt: FileFilter) -> Select:
     return q.order_by(File.path)
 
 
-def list_files(session: Session, flt: FileFilter, limit: Optional[int] = None) -> list[FileRecord]:
-    """Matching files as frozen FileRecords, in path order (the light path for file lists)."""
-    out: list[FileRecord] = []
+def _matching(session: Session, flt: FileFilter, limit: Optional[int], columns: tuple, make: Callable[..., R]) -> list[R]:
+    """``make(*row)`` for each file the filter admits, in path order; the path glob is applied
+    here (SQL cannot), so a limit goes to SQL only without one."""
+    out: list[R] = []
     matcher = _glob_matcher(flt.path_glob)
-    q = build_query(session, flt).with_only_columns(*_RECORD_COLUMNS)
+    q = build_query(session, flt).with_only_columns(*columns)
     if limit is not None and matcher is None:
         q = q.limit(limit)
     for row in session.execute(q).yield_per(_BATCH):
-        r = FileRecord(*row)
+        r = make(*row)
         if matcher and not matcher(r):
             continue
         out.append(r)
@@ -153,20 +155,14 @@ def list_files(session: Session, flt: FileFilter, limit: Optional[int] = None) -
     return out
 
 
+def list_files(session: Session, flt: FileFilter, limit: Optional[int] = None) -> list[FileRecord]:
+    """Matching files as frozen FileRecords, in path order (the light path for file lists)."""
+    return _matching(session, flt, limit, _RECORD_COLUMNS, FileRecord)
+
+
 def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, with_tags: bool = False) -> list[FileRow]:
     """Matching files as (mutable) FileRows with their content hash and, optionally, tag keys."""
-    rows: list[FileRow] = []
-    matcher = _glob_matcher(flt.path_glob)
-    q = build_query(session, flt).with_only_columns(*_RECORD_COLUMNS, File.content_hash)
-    if limit is not None and matcher is None:
-        q = q.limit(limit)
-    for row in session.execute(q).yield_per(_BATCH):
-        r = FileRow(*row)
-        if matcher and not matcher(r):
-            continue
-        rows.append(r)
-        if limit is not None and len(rows) >= limit:
-            break
+    rows = _matching(session, flt, limit, (*_RECORD_COLUMNS, File.content_hash), FileRow)
     if with_tags and rows:
         by_id = {r.id: r for r in rows}
         ids = list(by_id)
