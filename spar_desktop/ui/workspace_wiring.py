@@ -118,25 +118,23 @@ class WorkspaceFeatures(QObject):
         if path:
             self.controller.import_file(path)
 
+    def _confirmed(self, title: str, question: str) -> bool:
+        """Ask in the real app; offscreen (tests, --smoke) there is nobody to ask."""
+        if not self.window.interactive:
+            return True
+        return QMessageBox.question(self.window, title, question) == QMessageBox.StandardButton.Yes
+
     def delete_workspace(self, name: str) -> None:
-        if self.window.interactive:
-            answer = QMessageBox.question(
-                self.window, "Delete workspace",
-                f"Delete the workspace “{name}” with its chat threads and search history?\n\n"
-                "Your files are not touched; the workspace can be created again from its request.")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-        self.controller.delete(name)
+        if self._confirmed("Delete workspace",
+                           f"Delete the workspace “{name}” with its chat threads and search history?\n\n"
+                           "Your files are not touched; the workspace can be created again from its request."):
+            self.controller.delete(name)
 
     def reset_learning(self, name: str) -> None:
-        if self.window.interactive:
-            answer = QMessageBox.question(
-                self.window, "Reset learning",
-                f"Forget what search learned from your feedback in “{name}” and go back to the original "
-                "results?\n\nThe files are shared, so other workspaces holding them are reset too.")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-        self.controller.reset_learning(name)
+        if self._confirmed("Reset learning",
+                           f"Forget what search learned from your feedback in “{name}” and go back to the original "
+                           "results?\n\nThe files are shared, so other workspaces holding them are reset too."):
+            self.controller.reset_learning(name)
 
     def open_hit(self, hit) -> None:
         """A search result: the viewer at its page with the passage highlighted."""
