@@ -9,7 +9,6 @@ and the funnel of file counts, naming the step that emptied the set when nothing
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Optional
@@ -19,6 +18,7 @@ from spar_desktop.core.library.models import File, TagSource
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.library.tags import ancestor_ids, resolve_tags
 from spar_desktop.core.workspaces.request import ParsedRequest
+from spar_desktop.core.workspaces.tag_index import names_one_thing
 
 
 @dataclass(frozen=True)
@@ -194,12 +194,6 @@ def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list
     return kept, pruned
 
 
-def names_one_thing(keyword: str) -> bool:
-    """'patient A', 'turbine T-07', 'FY2019 budget': a digit or a one-letter label marks an
-    identifier, and a file about another one is not what the user asked for."""
-    return any(re.search(r"\d", w) or (len(w) == 1 and w.isupper()) for w in keyword.split())
-
-
 def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int = 5,
                  threshold: float = 0.5, relax: bool = True) -> WorkspaceFilter:
     """``relax``: when the tag groups together admit nothing, admit files that lack one of them
@@ -213,12 +207,8 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
         if not matches:
             unmatched.append(kw)
             continue
-        required = names_one_thing(kw)
-        if required and any(m.how != "semantic" for m in matches):
-            # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
-            matches = [m for m in matches if m.how != "semantic"]
         kept, pruned = prune_to_ancestors(library, matches)
-        groups.append(TagGroup(kw, tuple(kept), tuple(pruned), required=required))
+        groups.append(TagGroup(kw, tuple(kept), tuple(pruned), required=names_one_thing(kw)))
     with library.session() as s:
         for folder in request.folders:
             tags = [t for t in resolve_tags(s, folder) if t.source == TagSource.PATH]

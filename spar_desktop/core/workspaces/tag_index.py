@@ -28,6 +28,12 @@ class TagMatch:
     how: str  # exact | lexical | semantic
 
 
+def names_one_thing(keyword: str) -> bool:
+    """'patient A', 'turbine T-07', 'FY2019 budget': a digit or a one-letter label marks an
+    identifier, and a file about another one is not what the user asked for."""
+    return any(re.search(r"\d", w) or (len(w) == 1 and w.isupper()) for w in keyword.split())
+
+
 def normalize_words(text: str) -> list[str]:
     """Lower-case words with separators ('-', '_', '/') as spaces and a crude plural strip."""
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
@@ -116,6 +122,9 @@ class TagIndex:
         if any(m.how == "exact" for m in found.values()):
             # 'incident reports' names the Incident-Reports tag: 'Reports' elsewhere is another thing.
             found = {t: m for t, m in found.items() if t not in partial}
+        if found and names_one_thing(keyword):
+            # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
+            return sorted(found.values(), key=lambda m: (-m.score, m.key))
         ids, sims = self.collection.query(self.encoder.encode_query(keyword), top_n)
         lex = self.lexicon()
         for sid, sim in zip(ids, sims):
