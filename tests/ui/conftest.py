@@ -157,3 +157,33 @@ def write_workspace_share(root: Path) -> Path:
     ])
     set_mtime(pdf, 2023)
     return root
+
+
+def build_ops_workspace(tmp: Path) -> Settings:
+    """A data dir holding workspace 'ops' (the Operations folder of ``write_workspace_share``), built."""
+    from spar_desktop.core.embedding.encoder import get_encoder
+    from spar_desktop.core.library.scanner import Scanner
+    from spar_desktop.core.workspaces.engine import engine_for
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+    share = write_workspace_share(tmp / "share")
+    settings = Settings(data_dir=tmp / "data")
+    lib = Library.open(settings)
+    try:
+        Scanner(lib).scan([str(share)])
+        mgr = Workspaces(lib, engine_for(settings, get_encoder("cpu")))
+        mgr.create("ops", tags=["Operations"])
+        assert mgr.build("ops").ready == 3
+    finally:
+        lib.close()
+    return settings
+
+
+@pytest.fixture
+def fake():
+    """A loopback server speaking the subset of Ollama's API the app uses."""
+    from tests.support.fake_ollama import FakeOllama
+
+    server = FakeOllama().start()
+    yield server
+    server.stop()

@@ -15,7 +15,7 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from tests.support.fake_ollama import FakeOllama
 from tests.support.servers import free_port
-from tests.ui.conftest import UI_TIMEOUT_MS, write_workspace_share
+from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 QUESTION = "Why did the gearbox bearing fail?"
 
@@ -23,30 +23,7 @@ QUESTION = "Why did the gearbox bearing fail?"
 @pytest.fixture(scope="module")
 def chat_settings(tmp_path_factory) -> Settings:
     """A data dir holding workspace 'ops' (the Operations folder), built."""
-    from spar_desktop.core.embedding.encoder import get_encoder
-    from spar_desktop.core.library.scanner import Scanner
-    from spar_desktop.core.workspaces.engine import engine_for
-    from spar_desktop.core.workspaces.manager import Workspaces
-
-    tmp = tmp_path_factory.mktemp("chat-ui")
-    share = write_workspace_share(tmp / "share")
-    settings = Settings(data_dir=tmp / "data")
-    lib = Library.open(settings)
-    try:
-        Scanner(lib).scan([str(share)])
-        mgr = Workspaces(lib, engine_for(settings, get_encoder("cpu")))
-        mgr.create("ops", tags=["Operations"])
-        assert mgr.build("ops").ready == 3
-    finally:
-        lib.close()
-    return settings
-
-
-@pytest.fixture
-def fake():
-    server = FakeOllama().start()
-    yield server
-    server.stop()
+    return build_ops_workspace(tmp_path_factory.mktemp("chat-ui"))
 
 
 @pytest.fixture

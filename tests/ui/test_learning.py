@@ -13,8 +13,7 @@ import pytest
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.memory import ERMConfig
-from tests.support.fake_ollama import FakeOllama
-from tests.ui.conftest import UI_TIMEOUT_MS, write_workspace_share
+from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 # Two successful queries close a batch, and one batch closes a round: keys evolve on the 2nd.
 TWO = ERMConfig(batch_size=2, max_batches_per_round=1)
@@ -23,23 +22,7 @@ QUERY = "why did the turbine stop"
 
 @pytest.fixture(scope="module")
 def built_data(tmp_path_factory) -> Settings:
-    from spar_desktop.core.embedding.encoder import get_encoder
-    from spar_desktop.core.library.scanner import Scanner
-    from spar_desktop.core.workspaces.engine import engine_for
-    from spar_desktop.core.workspaces.manager import Workspaces
-
-    tmp = tmp_path_factory.mktemp("learning-ui")
-    share = write_workspace_share(tmp / "share")
-    settings = Settings(data_dir=tmp / "data")
-    lib = Library.open(settings)
-    try:
-        Scanner(lib).scan([str(share)])
-        mgr = Workspaces(lib, engine_for(settings, get_encoder("cpu")))
-        mgr.create("ops", tags=["Operations"])
-        assert mgr.build("ops").ready == 3
-    finally:
-        lib.close()
-    return settings
+    return build_ops_workspace(tmp_path_factory.mktemp("learning-ui"))
 
 
 @pytest.fixture
@@ -115,13 +98,6 @@ def test_opened_results_evolve_keys_and_reset_restores_the_original_results(qtbo
     assert panel.learning_label.text().startswith("Learning: nothing yet")
     assert not panel.reset_learning_button.isVisible()
     assert search(qtbot, w, QUERY) == original
-
-
-@pytest.fixture
-def fake():
-    server = FakeOllama().start()
-    yield server
-    server.stop()
 
 
 def test_a_cited_answer_opened_and_rated_good_evolves_keys(qtbot, aloop, learning_window, fake):
