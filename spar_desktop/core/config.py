@@ -1,7 +1,8 @@
 """Settings: where data lives, which servers to talk to, and pipeline knobs.
 
 Resolution order (later wins): built-in defaults < ``settings.json`` in the data dir <
-environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``OLLAMA_HOST``) <
+environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``SPAR_CHROMA_PROCESS``,
+``OLLAMA_HOST``) <
 explicit command-line flags.
 """
 
@@ -33,7 +34,11 @@ def default_data_dir() -> Path:
 class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     database_url: Optional[str] = None  # None: SQLite file in data_dir
-    chroma_url: Optional[str] = None  # None: in-process PersistentClient under data_dir
+    chroma_url: Optional[str] = None  # None: PersistentClient under data_dir
+    # Host that PersistentClient in a helper process (the desktop app): in-process Chroma holds
+    # the GIL for whole calls, which froze the window (see core/retrieval/chroma_host.py).
+    # A property of the running program, not a preference: never written to settings.json.
+    chroma_process: bool = field(default=False, metadata={"stored": False})
     ollama_host: str = DEFAULT_OLLAMA_HOST
     ollama_model: str = DEFAULT_OLLAMA_MODEL
     embedding_device: str = "auto"  # auto | cpu | cuda
@@ -80,11 +85,13 @@ class Settings:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         target = self.data_dir / SETTINGS_FILE
         tmp = target.with_suffix(".tmp")
-        data = self.to_json()
-        data.pop("data_dir")
+        data = {k: v for k, v in self.to_json().items() if k in _STORED}
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, target)
         return target
+
+
+_STORED = {f.name for f in fields(Settings) if f.metadata.get("stored", True) and f.name != "data_dir"}
 
 
 def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Settings:
@@ -98,12 +105,13 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
             stored = json.loads(settings_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise SettingsError(f"Cannot read {settings_path}: {exc}") from exc
-        known = {f.name for f in fields(Settings)}
-        values.update({k: v for k, v in stored.items() if k in known and k != "data_dir"})
+        values.update({k: v for k, v in stored.items() if k in _STORED})
     if env.get("SPAR_DATABASE_URL"):
         values["database_url"] = env["SPAR_DATABASE_URL"]
     if env.get("SPAR_CHROMA_URL"):
         values["chroma_url"] = env["SPAR_CHROMA_URL"]
+    if env.get("SPAR_CHROMA_PROCESS"):
+        values["chroma_process"] = env["SPAR_CHROMA_PROCESS"].strip().lower() not in ("0", "false", "no", "off")
     if env.get("OLLAMA_HOST"):
         values["ollama_host"] = normalize_ollama_host(env["OLLAMA_HOST"])
     values.update({k: v for k, v in overrides.items() if v is not None})

@@ -117,6 +117,9 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     except SettingsError as exc:  # a broken settings.json must not lock people out of the app
         settings_problem = str(exc)
         settings = Settings(data_dir=Path(data_dir or os.environ.get("SPAR_DATA_DIR") or default_data_dir()))
+    from spar_desktop.ui.runtime import app_settings
+
+    settings = app_settings(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     log_path = setup_logging(settings.data_dir)
     log.info("starting SPAR Desktop, data dir %s", settings.data_dir)
@@ -200,7 +203,8 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
 
     splash = _splash(app)
     if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: start fast, for working on the UI itself
-        preload_engine(lambda name: _splash_message(app, splash, "Loading the search engine…"))
+        preload_engine(lambda name: _splash_message(app, splash, "Loading the search engine…"),
+                       chroma_in_process=not settings.chroma_process and not settings.chroma_url)
     window = MainWindow(settings, library, interactive=interactive)
     window.show()
     splash.finish(window)

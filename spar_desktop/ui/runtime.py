@@ -17,6 +17,10 @@ model's weights, 0.15-0.3 s gaps there) happens once per session. Encoding uses 
 (``torch.set_num_threads``): with every core busy in BERT's matrix products the UI thread waited
 for a CPU (0.4-0.8 s gaps during builds there; with one core left, the build's p99 fell from 43 to
 16-19 ms and the build itself got faster, as the cores were oversubscribed).
+
+The last long stalls were Chroma's: its Rust core holds the GIL for whole calls (40-120 ms an
+upsert batch, 80 ms window stalls in a 400-file build). ``app_settings`` runs Chroma in a helper
+process (core/retrieval/chroma_host.py), and chromadb is then not imported here at all.
 """
 
 from __future__ import annotations
@@ -26,11 +30,15 @@ import importlib
 import logging
 import os
 import sys
+from dataclasses import replace
 from typing import Callable
 
+from spar_desktop.core.config import Settings
+
 log = logging.getLogger(__name__)
+CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # only when Chroma runs in this process
 ENGINE_MODULES = (
-    "torch", "transformers", "sentence_transformers", "chromadb", "chromadb.api.rust",
+    "torch", "transformers", "sentence_transformers",
     # Our own build path imports lazily (so the CLI starts fast); tokens.py alone scans the
     # Unicode table at import.
     "spar_desktop.core.documents.extract", "spar_desktop.core.documents.extract_office",
@@ -59,11 +67,20 @@ def freeze_long_lived() -> None:
 
 
 
-def preload_engine(step: Callable[[str], None] = lambda _name: None) -> list[str]:
-    """Import the embedding and vector-store libraries now (call before the window is shown);
-    ``step(name)`` runs before each import (the splash shows it). Returns what was imported."""
+def app_settings(settings: Settings) -> Settings:
+    """The desktop app's settings: Chroma in a helper process (core/retrieval/chroma_host.py),
+    unless SPAR_CHROMA_PROCESS says otherwise (load_settings has read it then)."""
+    if "SPAR_CHROMA_PROCESS" in os.environ:
+        return settings
+    return replace(settings, chroma_process=True)
+
+
+def preload_engine(step: Callable[[str], None] = lambda _name: None, chroma_in_process: bool = False) -> list[str]:
+    """Import the embedding (and, if Chroma runs in this process, vector-store) libraries now
+    (call before the window is shown); ``step(name)`` runs before each import (the splash shows
+    it). Returns what was imported."""
     loaded = []
-    for name in ENGINE_MODULES:
+    for name in ENGINE_MODULES + (CHROMA_MODULES if chroma_in_process else ()):
         if name in sys.modules:
             continue
         step(name)

@@ -14,9 +14,20 @@ from spar_desktop.core.library.database import Library
 UI_TIMEOUT_MS = 30_000
 
 
+def app_like_settings(data_dir: Path) -> Settings:
+    """Settings as spar-desktop makes them: Chroma in its helper process."""
+    from spar_desktop.ui.runtime import app_settings
+
+    return app_settings(Settings(data_dir=data_dir))
+
+
 @pytest.fixture
-def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path / "data")
+def settings(tmp_path: Path):
+    from spar_desktop.core.workspaces.engine import release_engine
+
+    settings = app_like_settings(tmp_path / "data")
+    yield settings
+    release_engine(settings)  # stops the test's vector-store helper, if it started one
 
 
 @pytest.fixture
@@ -163,11 +174,11 @@ def build_ops_workspace(tmp: Path) -> Settings:
     """A data dir holding workspace 'ops' (the Operations folder of ``write_workspace_share``), built."""
     from spar_desktop.core.embedding.encoder import get_encoder
     from spar_desktop.core.library.scanner import Scanner
-    from spar_desktop.core.workspaces.engine import engine_for
+    from spar_desktop.core.workspaces.engine import engine_for, release_engine
     from spar_desktop.core.workspaces.manager import Workspaces
 
     share = write_workspace_share(tmp / "share")
-    settings = Settings(data_dir=tmp / "data")
+    settings = app_like_settings(tmp / "data")
     lib = Library.open(settings)
     try:
         Scanner(lib).scan([str(share)])
@@ -176,6 +187,7 @@ def build_ops_workspace(tmp: Path) -> Settings:
         assert mgr.build("ops").ready == 3
     finally:
         lib.close()
+        release_engine(settings)  # the data dir is left closed, ready to be copied or reopened
     return settings
 
 

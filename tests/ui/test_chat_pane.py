@@ -15,6 +15,7 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from tests.support.fake_ollama import FakeOllama
 from tests.support.servers import free_port
+from spar_desktop.core.workspaces.engine import release_engine
 from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 QUESTION = "Why did the gearbox bearing fail?"
@@ -51,6 +52,7 @@ def chat_window(qtbot, aloop, chat_settings):
     for window, lib in opened:
         window.close()
         lib.close()
+        release_engine(window.settings)  # its vector-store helper process stops with it
 
 
 def wait_answer(qtbot, window):

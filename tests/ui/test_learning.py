@@ -13,6 +13,7 @@ import pytest
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.memory import ERMConfig
+from spar_desktop.core.workspaces.engine import release_engine
 from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 # Two successful queries close a batch, and one batch closes a round: keys evolve on the 2nd.
@@ -53,6 +54,7 @@ def learning_window(qtbot, built_data, tmp_path):
     for window, lib in opened:
         window.close()
         lib.close()
+        release_engine(window.settings)  # its vector-store helper process stops with it
 
 
 def search(qtbot, w, query: str) -> list[tuple[int, str, float]]:

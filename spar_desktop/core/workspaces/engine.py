@@ -62,8 +62,7 @@ class Engine:
         """Drop the client and Chroma's per-path system cache (which keeps stale database handles
         when the directory was deleted behind our back) and open the store again."""
         with self._lock:
-            self._client = None
-            _clear_chroma_cache()
+            self._drop_client()
             self._client = self._open_chroma()
             return self._client
 
@@ -71,8 +70,7 @@ class Engine:
         """Set a broken local vector store aside (inside the data dir) and start a fresh one.
         Workspaces rebuild from the embedding cache, so only vectors are lost, never work."""
         with self._lock:
-            self._client = None
-            _clear_chroma_cache()
+            self._drop_client()  # a helper process must let go of the files before they move
             if not self.settings.chroma_url:
                 path = Path(self.settings.data_dir) / "chroma"
                 if path.exists():
@@ -103,8 +101,17 @@ class Engine:
             self._client = None
             return self.reset_chroma()
 
+    def _drop_client(self) -> None:
+        client, self._client = self._client, None
+        shutdown = getattr(client, "shutdown", None)  # the helper-process client (chroma_host)
+        if shutdown is not None:
+            shutdown()
+        else:
+            _clear_chroma_cache()
+
     def close(self) -> None:
         with self._lock:
+            self._drop_client()
             if self._cache is not None:
                 self._cache.close()
                 self._cache = None
@@ -131,3 +138,12 @@ def engine_for(settings: Settings, encoder: Optional[Any] = None) -> Engine:
         if eng is None or (encoder is not None and eng._encoder is not encoder):
             eng = _ENGINES[key] = Engine(settings, encoder)
         return eng
+
+
+def release_engine(settings: Settings) -> None:
+    """Close and forget the data dir's Engine (its vector-store helper process stops too)."""
+    key = str(Path(settings.data_dir).resolve())
+    with _ENGINES_LOCK:
+        eng = _ENGINES.pop(key, None)
+    if eng is not None:
+        eng.close()

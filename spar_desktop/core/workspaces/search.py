@@ -3,6 +3,7 @@ to files (path, page span), and every query logged (workspace history, relation 
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -11,8 +12,11 @@ from typing import TYPE_CHECKING, Optional
 from sqlalchemy import select
 
 from spar_desktop.core.library.models import File, FileStatus, utcnow
+from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import QueryLogEntry, WorkspaceStatus
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from spar_desktop.core.workspaces.manager import Workspaces
@@ -76,10 +80,10 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
     t0 = time.perf_counter()
     try:
         results = searcher.search(query, k=k, method=method)
-    except Exception as exc:  # a collection deleted behind our back: rebuild once from the cache
-        if "collection" not in str(exc).lower() and "does not exist" not in str(exc).lower():
-            raise
+    except VectorStoreError as exc:  # deleted or damaged behind our back: reopen, rebuild once from the cache
+        log.warning("vector store failed during a search (%s); reopening it", exc)
         manager._searchers.pop(ws_id, None)
+        manager.engine.reopen_chroma()
         report = manager.build(name)
         notes = tuple(report.notes) + ("the vector collection had disappeared; rebuilt from cached embeddings",)
         ws_id, searcher, _ = _searcher(manager, name)

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -18,8 +20,17 @@ def unit_vectors(n, dim=16, seed=0):
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def test_collection_lifecycle(tmp_path, monkeypatch):
-    client = make_chroma_client(load_settings(tmp_path))
+@pytest.fixture(params=[False, True], ids=["in-process", "helper-process"])
+def client(request, tmp_path):
+    """A Chroma client both ways the product opens one: in this process (CLI) or hosted in a
+    helper process (the desktop app)."""
+    client = make_chroma_client(replace(load_settings(tmp_path), chroma_process=request.param))
+    yield client
+    if request.param:
+        client.shutdown()
+
+
+def test_collection_lifecycle(tmp_path, monkeypatch, client):
     assert (tmp_path / "chroma").is_dir()
     col = ChromaCollection(client, "ws", "model-a")
     assert col.name == "ws-ws"  # padded to Chroma's 3-character minimum

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import zipfile
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -54,6 +55,20 @@ def env(tmp_path):
     share = tmp_path / "share"
     make_share(share)
     settings = load_settings(tmp_path / "data")
+    lib = Library.open(settings)
+    Scanner(lib).scan([str(share)])
+    mgr = Workspaces(lib, Engine(settings, get_encoder("cpu")))
+    yield mgr, share, tmp_path
+    mgr.engine.close()
+    lib.close()
+
+
+@pytest.fixture
+def app_env(tmp_path):
+    """As the desktop app runs: Chroma hosted in its helper process."""
+    share = tmp_path / "share"
+    make_share(share)
+    settings = replace(load_settings(tmp_path / "data"), chroma_process=True)
     lib = Library.open(settings)
     Scanner(lib).scan([str(share)])
     mgr = Workspaces(lib, Engine(settings, get_encoder("cpu")))
@@ -201,3 +216,21 @@ def test_create_from_an_edited_filter_keeps_it_exactly(env):
     assert info.filter == edited and exp.admitted == 1  # overview.pdf, nothing re-parsed or re-matched
     with pytest.raises(WorkspaceError, match="choose at least one"):
         mgr.create("nothing", filter=WorkspaceFilter(request="anything"))
+
+
+def test_search_survives_the_vector_store_process_dying_and_its_files_vanishing(app_env):
+    mgr, _, tmp = app_env
+    mgr.create("hr", tags=["HR"])
+    mgr.build("hr")
+    assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
+    os.kill(mgr.engine.chroma.pid, signal.SIGKILL)  # e.g. a crash in Chroma's native code
+    assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
+    shutil.rmtree(tmp / "data" / "chroma")  # then its files vanish behind the app's back
+    assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
+    mgr._searchers.clear()  # and the app starts again: the workspace is rebuilt from cached embeddings
+    mgr.engine.reopen_chroma()
+    assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
+    mgr.engine.chroma.shutdown()  # the helper goes away under a searcher that still holds its collection
+    res = mgr.search("hr", "harness rescue plan")
+    assert paths(res)[0].startswith("policy")
+    assert any("rebuilt from cached embeddings" in n for n in res.notes)
