@@ -77,7 +77,7 @@ def test_cancel_button_in_the_task_list_stops_the_op(qtbot):
 
     handle = runner.run(slow, title="slow job", on_cancelled=lambda: cancelled.append(True))
     row = tasks.show_now(handle)
-    assert tasks.row_for(handle) is row and not tasks.isHidden()
+    assert tasks.row_for(handle) is row and not row.isHidden()
     assert started.wait(5)
     qtbot.mouseClick(row.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: handle.done, timeout=10_000)
@@ -117,3 +117,21 @@ def test_different_keys_run_side_by_side(qtbot):
     handles = [runner.run(lambda p, c, i=i: i, title=f"t{i}", key=f"k{i}", on_success=results.append) for i in range(4)]
     qtbot.waitUntil(lambda: all(h.done for h in handles), timeout=10_000)
     assert sorted(results) == [0, 1, 2, 3]
+
+
+def test_a_task_appearing_in_the_status_bar_does_not_move_the_window_contents(qtbot, window):
+    """The task list keeps a row's height while idle. When it collapsed, every task that started
+    or ended resized the docks and the file table: a whole-window repaint, which took 240-300 ms
+    while a build kept a worker busy (benchmarks/ui_stall.py)."""
+    central = window.centralWidget()
+    idle = (central.geometry(), window.statusBar().height())
+    gate = threading.Event()
+    handle = window.runner.run(lambda progress, cancel: gate.wait(10), title="a long job")
+    row = window.task_list.show_now(handle)
+    qtbot.waitUntil(lambda: row.isVisible(), timeout=5_000)
+    QApplication.processEvents()
+    assert (central.geometry(), window.statusBar().height()) == idle
+    gate.set()
+    qtbot.waitUntil(lambda: window.task_list.row_for(handle) is None, timeout=10_000)
+    QApplication.processEvents()
+    assert (central.geometry(), window.statusBar().height()) == idle
