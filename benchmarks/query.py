@@ -4,8 +4,9 @@ Chunks are synthetic but realistic: runs of 3–6 real SciFact sentences (so BM2
 vocabulary and document-frequency profile). Embedding 50k chunks on a 2-core CPU would take most
 of an hour, so each chunk's vector is the normalised mean of its sentences' real MiniLM vectors
 (a pool of a few thousand embedded sentences); queries are real SciFact claims, each encoded at
-query time as in the app. Both dense backends are timed: Chroma (HNSW; what workspaces use) and the
-exact numpy matrix (what `spar eval` uses). Target: hybrid p50 <= 20 ms at 50k chunks.
+query time as in the app. The dense backends are timed side by side: Chroma (HNSW; what workspaces
+use) in this process (the CLI) and in the desktop app's helper process, and the exact numpy matrix
+(what `spar eval` uses). Target: hybrid p50 <= 20 ms at 50k chunks.
 Usage: python benchmarks/query.py [--sizes 10000,50000] [--queries 150] [--no-chroma] [--quick]
 """
 
@@ -20,6 +21,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -121,16 +123,21 @@ def main() -> None:
                "bm25": timed_queries(searcher, queries, "bm25"),
                "dense_numpy": timed_queries(searcher, queries, "dense")}
         if with_chroma:
-            work = Path(tempfile.mkdtemp(prefix="spar-query-bench-"))
-            try:
-                client = make_chroma_client(load_settings(work))
-                t0 = time.perf_counter()
-                chroma = HybridSearcher(docs, encoder, collection=ChromaCollection(client, f"bench-{n}", encoder.model_id))
-                row["chroma_build_s"] = round(time.perf_counter() - t0, 2)
-                row["hybrid_chroma"] = timed_queries(chroma, queries, "hybrid")
-                del chroma, client
-            finally:
-                shutil.rmtree(work, ignore_errors=True)
+            # Chroma in this process (the CLI) and in the desktop app's helper process, side by side.
+            for label, in_helper in (("chroma", False), ("chroma_helper", True)):
+                work = Path(tempfile.mkdtemp(prefix="spar-query-bench-"))
+                client = make_chroma_client(replace(load_settings(work), chroma_process=in_helper))
+                try:
+                    t0 = time.perf_counter()
+                    chroma = HybridSearcher(docs, encoder, collection=ChromaCollection(client, f"bench-{n}", encoder.model_id))
+                    row[f"{label}_build_s"] = round(time.perf_counter() - t0, 2)
+                    row[f"hybrid_{label}"] = timed_queries(chroma, queries, "hybrid")
+                    del chroma
+                finally:
+                    if in_helper:
+                        client.shutdown()
+                    del client
+                    shutil.rmtree(work, ignore_errors=True)
         row["peak_rss_mb"] = rss_mb()
         results.append(row)
         del searcher, docs
