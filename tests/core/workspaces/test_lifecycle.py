@@ -1,4 +1,5 @@
-"""Workspace lifecycle on real components: SQLite index, real encoder, in-process Chroma."""
+"""Workspace lifecycle on real components: SQLite index, real encoder, Chroma in-process (the CLI) and
+in the helper process the desktop app runs it in."""
 
 from __future__ import annotations
 
@@ -50,31 +51,28 @@ def make_share(root: Path) -> None:
     (root / "Operations" / "2023" / "empty.md").write_bytes(b"")
 
 
-@pytest.fixture
-def env(tmp_path):
+def open_share(tmp_path: Path, chroma_process: bool):
     share = tmp_path / "share"
     make_share(share)
-    settings = load_settings(tmp_path / "data")
+    settings = replace(load_settings(tmp_path / "data"), chroma_process=chroma_process)
     lib = Library.open(settings)
     Scanner(lib).scan([str(share)])
     mgr = Workspaces(lib, Engine(settings, get_encoder("cpu")))
     yield mgr, share, tmp_path
     mgr.engine.close()
     lib.close()
+
+
+@pytest.fixture
+def env(tmp_path):
+    """As the CLI runs: Chroma in-process."""
+    yield from open_share(tmp_path, chroma_process=False)
 
 
 @pytest.fixture
 def app_env(tmp_path):
     """As the desktop app runs: Chroma hosted in its helper process."""
-    share = tmp_path / "share"
-    make_share(share)
-    settings = replace(load_settings(tmp_path / "data"), chroma_process=True)
-    lib = Library.open(settings)
-    Scanner(lib).scan([str(share)])
-    mgr = Workspaces(lib, Engine(settings, get_encoder("cpu")))
-    yield mgr, share, tmp_path
-    mgr.engine.close()
-    lib.close()
+    yield from open_share(tmp_path, chroma_process=True)
 
 
 def paths(results) -> list[str]:
@@ -234,3 +232,16 @@ def test_search_survives_the_vector_store_process_dying_and_its_files_vanishing(
     res = mgr.search("hr", "harness rescue plan")
     assert paths(res)[0].startswith("policy")
     assert any("rebuilt from cached embeddings" in n for n in res.notes)
+
+
+def test_a_corrupted_store_is_set_aside_by_the_app_too(app_env):
+    mgr, _, tmp = app_env
+    mgr.create("fin", tags=["Finance"])
+    mgr.build("fin")
+    mgr.engine._drop_client()  # the app closes; its helper process lets go of the files
+    mgr._searchers.clear()
+    for f in (tmp / "data" / "chroma").glob("*.sqlite3"):
+        f.write_bytes(b"this is not a database" * 100)
+    res = mgr.search("fin", "capital budget contingency")  # the next start opens a damaged store
+    assert paths(res)[0].startswith("budget")
+    assert list((tmp / "data").glob("chroma.broken-*"))
