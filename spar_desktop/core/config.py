@@ -111,12 +111,17 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
     if env.get("SPAR_CHROMA_URL"):
         values["chroma_url"] = env["SPAR_CHROMA_URL"]
     if env.get("SPAR_CHROMA_PROCESS"):
-        values["chroma_process"] = env["SPAR_CHROMA_PROCESS"].strip().lower() not in ("0", "false", "no", "off")
+        values["chroma_process"] = env_flag(env["SPAR_CHROMA_PROCESS"])
     if env.get("OLLAMA_HOST"):
         values["ollama_host"] = normalize_ollama_host(env["OLLAMA_HOST"])
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()
+
+
+def env_flag(value: str) -> bool:
+    """An on/off environment variable: 0, false, no and off are off; anything else is on."""
+    return value.strip().lower() not in ("0", "false", "no", "off")
 
 
 def normalize_ollama_host(value: str) -> str:

@@ -18,8 +18,8 @@ model's weights, 0.15-0.3 s gaps there) happens once per session. Encoding uses 
 for a CPU (0.4-0.8 s gaps during builds there; with one core left, the build's p99 fell from 43 to
 16-19 ms and the build itself got faster, as the cores were oversubscribed).
 
-The last long stalls were Chroma's: its Rust core holds the GIL for whole calls (40-120 ms an
-upsert batch, 80 ms window stalls in a 400-file build). ``app_settings`` runs Chroma in a helper
+The last long stalls were Chroma's: its Rust core holds the GIL for whole calls (35-120 ms an
+upsert batch, 67-105 ms window stalls in a 400-file build). ``app_settings`` runs Chroma in a helper
 process (core/retrieval/chroma_host.py), and chromadb is then not imported here at all.
 """
 
@@ -33,7 +33,7 @@ import sys
 from dataclasses import replace
 from typing import Callable
 
-from spar_desktop.core.config import Settings
+from spar_desktop.core.config import Settings, env_flag
 
 log = logging.getLogger(__name__)
 CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # only when Chroma runs in this process
@@ -69,10 +69,8 @@ def freeze_long_lived() -> None:
 
 def app_settings(settings: Settings) -> Settings:
     """The desktop app's settings: Chroma in a helper process (core/retrieval/chroma_host.py),
-    unless SPAR_CHROMA_PROCESS says otherwise (load_settings has read it then)."""
-    if "SPAR_CHROMA_PROCESS" in os.environ:
-        return settings
-    return replace(settings, chroma_process=True)
+    unless SPAR_CHROMA_PROCESS=0 keeps it in this process."""
+    return replace(settings, chroma_process=env_flag(os.environ.get("SPAR_CHROMA_PROCESS", "1")))
 
 
 def preload_engine(step: Callable[[str], None] = lambda _name: None, chroma_in_process: bool = False) -> list[str]:

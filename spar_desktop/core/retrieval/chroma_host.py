@@ -1,13 +1,13 @@
 """Chroma's PersistentClient hosted in a helper process that the app owns.
 
 In-process Chroma (1.x: a Rust core behind PyO3) holds the GIL for the whole of every call. On
-this 2-core machine an upsert of 64 vectors held it for 40-120 ms, growing with the collection,
-and there were 0.2-0.9 s spikes when Chroma resized or persisted its HNSW index
-(``benchmarks/ui_stall.py``; a 1 ms ticker thread measured the same hold). Any Python on the UI
-thread (every slot, every item-model call) waits for it, so a workspace build froze the window.
-Smaller batches do not help: each call still costs about 6 ms, the build gets 4x slower, and the
-spikes stay. In a child process the same PersistentClient, on the same files, holds its own GIL.
-This process only pickles arrays through a pipe, well under a millisecond a call.
+this 2-core machine an upsert of 64 vectors held it for 35-120 ms, growing with the collection
+(``benchmarks/chroma_gil.py``: a thread that wakes every millisecond waits exactly as long as each
+call). Any Python on the UI thread (every slot, every item-model call) waits for it, so a
+workspace build froze the window. Smaller batches do not help: a call still costs about 6 ms, a
+build's writes took 4x longer at 8 vectors a call, and single calls of 0.2-0.9 s remained. In a
+child process the same PersistentClient, on the same files, holds its own GIL; this process
+only pickles arrays through a pipe (other threads waited 2-6 ms per call instead).
 
 The desktop app uses the helper (``Settings.chroma_process``). The CLI and the library keep
 Chroma in-process, so a one-shot command starts no second process. ``ChromaHostClient`` and
@@ -251,6 +251,7 @@ def _serve(path: str) -> int:
             _send(channel_out, reply)
         except (OSError, ValueError):
             return 0
+
 
 class _Handler:
     def __init__(self, client: Any) -> None:
