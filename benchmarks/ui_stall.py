@@ -59,18 +59,19 @@ def _summary(gaps: list[float]) -> dict:
             "over_target_per_1000": round(1000 * sum(g > TARGET_MS for g in gaps) / len(gaps), 1)}
 
 
+STEAL_REPORTED = _steal_jiffies() is not None
+
+
 def _stats(ticks: list[tuple[float, bool]]) -> dict:
     """All ticks, and (where the kernel reports steal) the ticks the host stole no CPU from."""
     result = _summary([g for g, _ in ticks])
-    stolen = sum(s for _, s in ticks)
-    if ticks and _steal_jiffies() is not None:
-        result.update(ticks_with_steal=stolen, steal_free=_summary([g for g, s in ticks if not s]))
+    if ticks and STEAL_REPORTED:
+        result.update(ticks_with_steal=sum(s for _, s in ticks), steal_free=_summary([g for g, s in ticks if not s]))
     return result
 
 
 def _verdict_gap(ticks: list[tuple[float, bool]]) -> float:
-    use = [g for g, s in ticks if not s] if _steal_jiffies() is not None else [g for g, _ in ticks]
-    return max(use, default=0.0)
+    return max((g for g, s in ticks if not (STEAL_REPORTED and s)), default=0.0)
 
 
 def _wait(predicate, timeout: float) -> bool:
@@ -260,7 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     if build is not None:
         result.update(workspace=build, model_load_phase=_stats(gaps["model_load"]), build_phase=_stats(gaps["build"]))
     result["verdict_max_gap_ms"] = round(_verdict_gap(everything), 1)
-    result["verdict_ticks"] = "steal-free" if _steal_jiffies() is not None else "all"
+    result["verdict_ticks"] = "steal-free" if STEAL_REPORTED else "all"
     result["within_target"] = bool(everything) and _verdict_gap(everything) <= TARGET_MS
     print(json.dumps(result, indent=2))
     window.close()

@@ -62,6 +62,30 @@ def window(make_window):
     return make_window()
 
 
+@pytest.fixture
+def window_on(qtbot):
+    """Factory: a MainWindow on its own library for given settings; at teardown the window, its
+    library and its vector-store helper process are closed."""
+    from spar_desktop.core.workspaces.engine import release_engine
+    from spar_desktop.ui.main_window import MainWindow
+
+    opened = []
+
+    def open_window(settings: Settings):
+        lib = Library.open(settings)
+        window = MainWindow(settings, lib, watch=False, interactive=False)
+        opened.append((window, lib))
+        qtbot.addWidget(window)
+        window.show()
+        return window
+
+    yield open_window
+    for window, lib in opened:
+        window.close()
+        lib.close()
+        release_engine(window.settings)
+
+
 def set_mtime(path: Path, year: int, month: int = 6, day: int = 15) -> None:
     ts = datetime(year, month, day, 12).timestamp()
     os.utime(path, (ts, ts))

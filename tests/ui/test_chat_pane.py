@@ -12,10 +12,8 @@ import pytest
 
 from spar_desktop.core.chat.threads import ThreadStore
 from spar_desktop.core.config import Settings
-from spar_desktop.core.library.database import Library
 from tests.support.fake_ollama import FakeOllama
 from tests.support.servers import free_port
-from spar_desktop.core.workspaces.engine import release_engine
 from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 QUESTION = "Why did the gearbox bearing fail?"
@@ -28,31 +26,19 @@ def chat_settings(tmp_path_factory) -> Settings:
 
 
 @pytest.fixture
-def chat_window(qtbot, aloop, chat_settings):
+def chat_window(qtbot, aloop, chat_settings, window_on):
     """Factory: a MainWindow on the 'ops' data dir talking to ``host``, with 'ops' selected."""
-    from spar_desktop.ui.main_window import MainWindow
-
-    opened = []
 
     def make(host: str):
-        settings = replace(chat_settings, ollama_host=host)
-        lib = Library.open(settings)
-        window = MainWindow(settings, lib, watch=False, interactive=False)
+        window = window_on(replace(chat_settings, ollama_host=host))
         window.chat.watch_interval = 0.2
-        opened.append((window, lib))
-        qtbot.addWidget(window)
-        window.show()
         qtbot.waitUntil(lambda: window.chat.session is not None and window.chat.workspace is not None
                         and window.chat.server_ok is not None, timeout=UI_TIMEOUT_MS)
         assert window.chat.workspace.name == "ops"  # the only workspace is selected: chat is scoped to it
         window.tabs.setCurrentWidget(window.chat_pane)
         return window
 
-    yield make
-    for window, lib in opened:
-        window.close()
-        lib.close()
-        release_engine(window.settings)  # its vector-store helper process stops with it
+    return make
 
 
 def wait_answer(qtbot, window):

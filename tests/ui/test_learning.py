@@ -11,9 +11,7 @@ from dataclasses import replace
 import pytest
 
 from spar_desktop.core.config import Settings
-from spar_desktop.core.library.database import Library
 from spar_desktop.core.memory import ERMConfig
-from spar_desktop.core.workspaces.engine import release_engine
 from tests.ui.conftest import UI_TIMEOUT_MS, build_ops_workspace
 
 # Two successful queries close a batch, and one batch closes a round: keys evolve on the 2nd.
@@ -27,21 +25,13 @@ def built_data(tmp_path_factory) -> Settings:
 
 
 @pytest.fixture
-def learning_window(qtbot, built_data, tmp_path):
+def learning_window(qtbot, built_data, tmp_path, window_on):
     """Factory: a MainWindow on a fresh copy of the built data, 'ops' selected, stats shown."""
-    from spar_desktop.ui.main_window import MainWindow
-
-    opened = []
 
     def make(host: str = "http://127.0.0.1:9"):
         data = tmp_path / "data"
         shutil.copytree(built_data.data_dir, data)
-        settings = replace(built_data, data_dir=data, ollama_host=host)
-        lib = Library.open(settings)
-        window = MainWindow(settings, lib, watch=False, interactive=False)
-        opened.append((window, lib))
-        qtbot.addWidget(window)
-        window.show()
+        window = window_on(replace(built_data, data_dir=data, ollama_host=host))
         window.workspaces.erm_config = TWO
         panel = window.workspace_panel
         qtbot.waitUntil(lambda: window.workspaces.current is not None and panel.learning_box.isVisible(),
@@ -50,11 +40,7 @@ def learning_window(qtbot, built_data, tmp_path):
         assert not panel.reset_learning_button.isVisible()
         return window
 
-    yield make
-    for window, lib in opened:
-        window.close()
-        lib.close()
-        release_engine(window.settings)  # its vector-store helper process stops with it
+    return make
 
 
 def search(qtbot, w, query: str) -> list[tuple[int, str, float]]:

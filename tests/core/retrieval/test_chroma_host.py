@@ -16,11 +16,7 @@ import pytest
 from spar_desktop.core.config import Settings, load_settings
 from spar_desktop.core.retrieval.chroma_host import ChromaHostClient, ChromaHostError
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, make_chroma_client
-
-
-def unit_vectors(n, dim=32, seed=0):
-    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
-    return v / np.linalg.norm(v, axis=1, keepdims=True)
+from tests.core.retrieval.test_vector_store import unit_vectors
 
 
 def pid_alive(pid: int) -> bool:
