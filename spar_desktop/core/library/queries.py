@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time
 from typing import Callable, Optional, Sequence, TypeVar
 
@@ -39,31 +39,6 @@ class FileFilter:
     file_ids: Optional[frozenset[int]] = None
 
 
-@dataclass
-class FileRow:
-    id: int
-    path: str
-    rel_path: str
-    name: str
-    format: str
-    size: int
-    modified_at: Optional[datetime]
-    created_at: Optional[datetime]
-    title: Optional[str]
-    author: Optional[str]
-    page_count: Optional[int]
-    status: str
-    error: Optional[str]
-    content_hash: Optional[str]
-    tags: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        d = dict(self.__dict__)
-        for k in ("modified_at", "created_at"):
-            d[k] = d[k].isoformat() if d[k] else None
-        return d
-
-
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One file as a list shows it: plain columns only, immutable (safe to hand across threads).
@@ -89,6 +64,20 @@ class FileRecord:
     @property
     def folder(self) -> str:
         return self.rel_path.rpartition("/")[0]
+
+
+@dataclass(frozen=True)
+class FileRow(FileRecord):
+    """A FileRecord with its content hash and (``find_files(with_tags=True)``) tag keys, for the CLI."""
+
+    content_hash: Optional[str] = None
+    tags: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        for k in ("modified_at", "created_at"):
+            d[k] = d[k].isoformat() if d[k] else None
+        return d
 
 
 _RECORD_COLUMNS = (File.id, File.path, File.rel_path, File.name, File.format, File.size, File.modified_at,
@@ -161,7 +150,7 @@ def list_files(session: Session, flt: FileFilter, limit: Optional[int] = None) -
 
 
 def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, with_tags: bool = False) -> list[FileRow]:
-    """Matching files as (mutable) FileRows with their content hash and, optionally, tag keys."""
+    """Matching files as FileRows with their content hash and, optionally, tag keys."""
     rows = _matching(session, flt, limit, (*_RECORD_COLUMNS, File.content_hash), FileRow)
     if with_tags and rows:
         by_id = {r.id: r for r in rows}
