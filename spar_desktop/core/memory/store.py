@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from typing import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from sqlalchemy import delete, func, select
@@ -44,23 +44,30 @@ def key_tag(vector: np.ndarray, text: str) -> str:
     return "erm-" + hashlib.blake2b(to_blob(vector) + text.encode("utf-8"), digest_size=8).hexdigest()
 
 
-def load_memory(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str, dim: int) -> dict[ChunkRef, ChunkMemory]:
-    out: dict[ChunkRef, ChunkMemory] = {}
-    other = bad = 0
+def _rows_of_model(s: Session, row_type: Any, hashes: Sequence[str], chunker_key: str, model_id: str,
+                   what: str) -> Iterator[Any]:
+    """Rows of ``row_type`` for these chunks made with ``model_id``; others are counted and skipped."""
+    other = 0
     for part in _batches(hashes):
-        for r in s.scalars(select(MemoryUnitRow).where(MemoryUnitRow.content_hash.in_(part),
-                                                      MemoryUnitRow.chunker_key == chunker_key)):
+        for r in s.scalars(select(row_type).where(row_type.content_hash.in_(part), row_type.chunker_key == chunker_key)):
             if r.model_id != model_id:
                 other += 1
                 continue
-            vec = from_blob(r.vector, dim)
-            if vec is None:
-                bad += 1
-                continue
-            mem = out.setdefault((r.content_hash, r.chunker_key, r.chunk_id), ChunkMemory())
-            mem.entries[r.text.lower()] = MemoryEntry(r.text, r.kind, vec, float(r.score), int(r.hits))
+            yield r
     if other:
-        log.info("ERM: ignored %d memory units made with another embedding model (now %s)", other, model_id)
+        log.info("ERM: ignored %d %s made with another embedding model (now %s)", other, what, model_id)
+
+
+def load_memory(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str, dim: int) -> dict[ChunkRef, ChunkMemory]:
+    out: dict[ChunkRef, ChunkMemory] = {}
+    bad = 0
+    for r in _rows_of_model(s, MemoryUnitRow, hashes, chunker_key, model_id, "memory units"):
+        vec = from_blob(r.vector, dim)
+        if vec is None:
+            bad += 1
+            continue
+        mem = out.setdefault((r.content_hash, r.chunker_key, r.chunk_id), ChunkMemory())
+        mem.entries[r.text.lower()] = MemoryEntry(r.text, r.kind, vec, float(r.score), int(r.hits))
     if bad:
         log.warning("ERM: ignored %d memory units with unreadable vectors", bad)
     return out
@@ -80,20 +87,12 @@ def save_memory(s: Session, memory: Mapping[ChunkRef, ChunkMemory], refs: Iterab
 def load_keys(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str, dim: int) -> dict[ChunkRef, tuple[np.ndarray, str, str]]:
     """Evolved keys: ref → (vector, BM25 text, tag)."""
     out: dict[ChunkRef, tuple[np.ndarray, str, str]] = {}
-    other = 0
-    for part in _batches(hashes):
-        for r in s.scalars(select(EvolvedKeyRow).where(EvolvedKeyRow.content_hash.in_(part),
-                                                      EvolvedKeyRow.chunker_key == chunker_key)):
-            if r.model_id != model_id:
-                other += 1
-                continue
-            vec = from_blob(r.vector, dim)
-            if vec is None:
-                log.warning("ERM: ignored an evolved key with an unreadable vector (%s %s)", r.content_hash[:12], r.chunk_id)
-                continue
-            out[(r.content_hash, r.chunker_key, r.chunk_id)] = (vec, r.extra_text or "", r.tag)
-    if other:
-        log.info("ERM: ignored %d evolved keys made with another embedding model (now %s)", other, model_id)
+    for r in _rows_of_model(s, EvolvedKeyRow, hashes, chunker_key, model_id, "evolved keys"):
+        vec = from_blob(r.vector, dim)
+        if vec is None:
+            log.warning("ERM: ignored an evolved key with an unreadable vector (%s %s)", r.content_hash[:12], r.chunk_id)
+            continue
+        out[(r.content_hash, r.chunker_key, r.chunk_id)] = (vec, r.extra_text or "", r.tag)
     return out
 
 
