@@ -183,14 +183,13 @@ def main(argv: list[str] | None = None) -> int:
     generate_s = time.perf_counter() - t0
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    t0 = time.perf_counter()
-    if not (args.no_preload or args.no_build):
-        # as spar-desktop does behind its splash, before the window exists
-        preload_engine(chroma_in_process=args.chroma_in_process)
-    preload_s = time.perf_counter() - t0
-    apply_style(app)
     settings = Settings(data_dir=tmp / "data")
     settings = replace(settings, chroma_process=False) if args.chroma_in_process else app_settings(settings)
+    t0 = time.perf_counter()
+    if not (args.no_preload or args.no_build):
+        preload_engine(settings)  # as spar-desktop does behind its splash, before the window exists
+    preload_s = time.perf_counter() - t0
+    apply_style(app)
     library = Library.open(settings)
     window = MainWindow(settings, library, watch=False, interactive=False)
     window.show()

@@ -203,8 +203,7 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
 
     splash = _splash(app)
     if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: start fast, for working on the UI itself
-        preload_engine(lambda name: _splash_message(app, splash, "Loading the search engine…"),
-                       chroma_in_process=not settings.chroma_process and not settings.chroma_url)
+        preload_engine(settings, lambda name: _splash_message(app, splash, "Loading the search engine…"))
     window = MainWindow(settings, library, interactive=interactive)
     window.show()
     splash.finish(window)

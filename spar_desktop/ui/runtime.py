@@ -36,7 +36,7 @@ from typing import Callable
 from spar_desktop.core.config import Settings, env_flag
 
 log = logging.getLogger(__name__)
-CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # only when Chroma runs in this process
+CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # not when the helper process hosts Chroma
 ENGINE_MODULES = (
     "torch", "transformers", "sentence_transformers",
     # Our own build path imports lazily (so the CLI starts fast); tokens.py alone scans the
@@ -73,12 +73,13 @@ def app_settings(settings: Settings) -> Settings:
     return replace(settings, chroma_process=env_flag(os.environ.get("SPAR_CHROMA_PROCESS", "1")))
 
 
-def preload_engine(step: Callable[[str], None] = lambda _name: None, chroma_in_process: bool = False) -> list[str]:
-    """Import the embedding (and, if Chroma runs in this process, vector-store) libraries now
-    (call before the window is shown); ``step(name)`` runs before each import (the splash shows
-    it). Returns what was imported."""
+def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _name: None) -> list[str]:
+    """Import the embedding libraries now (call before the window is shown), and chromadb too
+    unless the helper process hosts Chroma (a Chroma server URL needs chromadb's client here);
+    ``step(name)`` runs before each import (the splash shows it). Returns what was imported."""
+    chromadb_here = bool(settings.chroma_url) or not settings.chroma_process
     loaded = []
-    for name in ENGINE_MODULES + (CHROMA_MODULES if chroma_in_process else ()):
+    for name in ENGINE_MODULES + (CHROMA_MODULES if chromadb_here else ()):
         if name in sys.modules:
             continue
         step(name)

@@ -91,3 +91,23 @@ def test_keyboard_shortcuts_and_the_empty_library_status(qtbot, window):
     assert "drop a folder" in window.summary_label.text()  # not "0 files in 0 folders"
     window.search_action.trigger()  # no workspace yet: say what to do instead of nothing
     assert "Select a built workspace" in window.statusBar().currentMessage()
+
+
+def test_the_app_imports_chromadb_only_where_chroma_runs(tmp_path):
+    """Behind the splash the app preloads chromadb for in-process Chroma or a Chroma server's client,
+    not when its helper process hosts Chroma (a fresh interpreter: imports are process-wide)."""
+    script = (
+        "import sys\n"
+        "from dataclasses import replace\n"
+        "from spar_desktop.core.config import Settings\n"
+        "from spar_desktop.ui.runtime import preload_engine\n"
+        f"base = Settings(data_dir={str(tmp_path)!r})\n"
+        "mode = sys.argv[1]\n"
+        "settings = {'helper': replace(base, chroma_process=True),\n"
+        "            'server': replace(base, chroma_process=True, chroma_url='http://127.0.0.1:9')}[mode]\n"
+        "preload_engine(settings)\n"
+        "print('chromadb' in sys.modules)\n"
+    )
+    imported = {mode: subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True,
+                                     timeout=300).stdout.strip() for mode in ("helper", "server")}
+    assert imported == {"helper": "False", "server": "True"}

@@ -126,3 +126,4 @@ def test_the_helper_is_the_apps_choice_and_never_saved(tmp_path, monkeypatch):
     monkeypatch.setenv("SPAR_CHROMA_PROCESS", "1")
     assert load_settings(tmp_path).chroma_process is True
     assert replace(Settings(data_dir=tmp_path), chroma_url="http://h:1", chroma_process=True).chroma_url
+
