@@ -19,11 +19,18 @@ from typing import Optional
 from spar_desktop.core.library.models import FileStatus
 from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 
-# Files up to this size are hashed whole; larger ones by size + three 1 MiB samples (start,
-# middle, end), which keeps a 2 GB file's scan cost at a few MB of reading. A change to a large
-# file always changes mtime, and the scanner re-hashes on any size/mtime change.
-FULL_HASH_LIMIT = 32 * 1024 * 1024
+# The content hash is a document's identity in the embedding cache, so every file we extract
+# text from is hashed whole (BLAKE2b streamed in 1 MiB blocks: ~1 GB/s, bounded memory); two
+# different files must never become one document. Files we never read as text (video, disk
+# images, binaries) above 32 MB get a sampled fingerprint (size + three 1 MiB samples, prefix
+# "b2s:") so that a share of large media still scans in seconds; such a fingerprint only ever
+# tells the scanner "changed" (after size or mtime already did), never which document a file is.
+# A row whose format became readable while it still has a sampled hash is re-probed by the
+# scanner, and the builder refuses to embed under a sampled hash.
+SAMPLE_ABOVE = 32 * 1024 * 1024
 SAMPLE_BYTES = 1024 * 1024
+HASH_BLOCK = 1024 * 1024
+SAMPLED_HASH_PREFIX = "b2s:"
 SNIFF_BYTES = 8192
 
 EXTENSION_FORMATS = {
@@ -117,20 +124,25 @@ def sniff_format(name: str, head: bytes) -> tuple[str, Optional[str]]:
     return by_name, None
 
 
-def _hash_fd(fd: int, size: int) -> str:
+def hashed_in_full(fmt: str, size: int) -> bool:
+    return size <= SAMPLE_ABOVE or fmt in READABLE_FORMATS
+
+
+def hash_fd(fd: int) -> str:
+    """Full-content BLAKE2b of an open file (hashlib releases the GIL for each block)."""
     h = hashlib.blake2b(digest_size=20)
-    if size <= FULL_HASH_LIMIT:
-        os.lseek(fd, 0, os.SEEK_SET)
-        while True:
-            block = os.read(fd, 1 << 20)
-            if not block:
-                break
-            h.update(block)
-        return "b2:" + h.hexdigest()
+    os.lseek(fd, 0, os.SEEK_SET)
+    while block := os.read(fd, HASH_BLOCK):
+        h.update(block)
+    return "b2:" + h.hexdigest()
+
+
+def _sampled_hash_fd(fd: int, size: int) -> str:
+    h = hashlib.blake2b(digest_size=20)
     h.update(str(size).encode())
     for offset in (0, size // 2, max(0, size - SAMPLE_BYTES)):
         h.update(os.pread(fd, SAMPLE_BYTES, offset))
-    return "b2s:" + h.hexdigest()
+    return SAMPLED_HASH_PREFIX + h.hexdigest()
 
 
 _PDF_DATE = re.compile(r"D?:?(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?")
@@ -227,9 +239,14 @@ def _docx_metadata(path: str, result: ProbeResult) -> None:
     result.page_count = int(pages) if pages and pages.isdigit() else None
 
 
-def probe_file(path: str, name: str) -> ProbeResult:
-    """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
+    """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses).
+
+    Without ``follow_links`` the file is opened with O_NOFOLLOW: a file swapped for a symbolic
+    link after the scanner checked where links point is refused, not read.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+    fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode):
@@ -241,7 +258,7 @@ def probe_file(path: str, name: str) -> ProbeResult:
             result.content_hash = "b2:empty"
             result.status, result.error = FileStatus.EMPTY, "empty file (0 bytes)"
             return result
-        result.content_hash = _hash_fd(fd, st.st_size)
+        result.content_hash = hash_fd(fd) if hashed_in_full(fmt, st.st_size) else _sampled_hash_fd(fd, st.st_size)
     finally:
         os.close(fd)
     if problem:

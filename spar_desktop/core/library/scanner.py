@@ -25,7 +25,9 @@ from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, 
 from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_within, normalize_root, raw_path_bytes,
 )
-from spar_desktop.core.library.probe import ProbeResult, format_from_name, probe_file
+from spar_desktop.core.library.probe import (
+    READABLE_FORMATS, SAMPLED_HASH_PREFIX, ProbeResult, format_from_name, probe_file,
+)
 from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_specs
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 
@@ -245,18 +247,27 @@ class _ScanRun:
         shown = display_path(path)
         self.seen.add(shown)
         known = self.known.get(shown)
+        target = path
+        if is_link:
+            # A file link is read only when it lands inside the root: a link to /etc/passwd (or to
+            # another user's share) must not put that file's text into search results.
+            target = os.path.realpath(path)
+            if os.path.exists(target) and not is_within(target, self.root):
+                self._record_outside_link(path, rel, shown, known, target)
+                return
         try:
-            st = os.stat(path)
+            st = os.stat(target)
         except OSError as exc:
             self._record_error(path, rel, shown, known, exc, is_link)
             return
         if not stat_mod.S_ISREG(st.st_mode):
             return  # sockets, fifos, devices: not documents
-        if known and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns and known.status != FileStatus.MISSING:
+        if (known and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns
+                and known.status != FileStatus.MISSING and not self._sampled_but_readable(known, path)):
             self.pending_unchanged += 1
             return
         try:
-            result = probe_file(path, os.path.basename(path))
+            result = probe_file(target, os.path.basename(path))  # O_NOFOLLOW: target is resolved
         except FileNotFoundError as exc:
             self._record_error(path, rel, shown, known, exc, is_link)
             return
@@ -264,6 +275,25 @@ class _ScanRun:
             # Readable metadata (stat) but unreadable content: index it with the error.
             result = ProbeResult(st.st_size, st.st_mtime_ns, format_from_name(path), None,
                                  FileStatus.ERROR, _os_error_message(exc, is_link))
+        row = self._row(path, rel, shown, result)
+        if known is None:
+            self.pending_new.append((row, shown, result))
+        else:
+            self.pending_changed.append((known, row, shown, result))
+
+    @staticmethod
+    def _sampled_but_readable(known: _Known, path: str) -> bool:
+        """An index from before full hashing (or a format that became readable) holds a sampled
+        fingerprint for a file we now embed: re-probe it so it gets its full-content hash."""
+        return bool(known.content_hash and known.content_hash.startswith(SAMPLED_HASH_PREFIX)
+                    and format_from_name(path) in READABLE_FORMATS)
+
+    def _record_outside_link(self, path: str, rel: str, shown: str, known: Optional[_Known], target: str) -> None:
+        message = f"symbolic link to a file outside the indexed folder ({display_path(target)}): not followed"
+        if known is not None and known.status == FileStatus.UNSUPPORTED and known.content_hash is None:
+            self.pending_unchanged += 1  # reported already; it stays a problem in the index
+            return
+        result = ProbeResult(0, 0, format_from_name(path), None, FileStatus.UNSUPPORTED, message)
         row = self._row(path, rel, shown, result)
         if known is None:
             self.pending_new.append((row, shown, result))

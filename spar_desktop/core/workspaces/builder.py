@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING, Optional
 
 from sqlalchemy import delete, select
 
-from spar_desktop.core.library.models import File, FileStatus, utcnow
-from spar_desktop.core.library.paths import os_path
+from spar_desktop.core.library.models import File, FileStatus, Folder, utcnow
+from spar_desktop.core.library.paths import is_within, os_path
+from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
 from spar_desktop.core.workspaces.engine import chunker_config
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
@@ -67,6 +68,19 @@ def _load_collection(manager: "Workspaces", ws: Workspace, rebuild: bool):
         return ChromaCollection(manager.engine.chroma, ws.collection, model_id)
 
 
+def _refuse_to_read(real: str, root: Optional[str], content_hash: Optional[str]) -> Optional[str]:
+    """Why this file must not be embedded now, or None.
+
+    The scan already refuses links out of a root; a link retargeted since then is caught here.
+    A sampled fingerprint is not a document identity (two different files can share one).
+    """
+    if root is not None and os.path.islink(real) and not is_within(os.path.realpath(real), root):
+        return "symbolic link to a file outside the indexed folder: not followed"
+    if content_hash is None or content_hash.startswith(SAMPLED_HASH_PREFIX):
+        return "no full-content fingerprint yet: re-scan its folder"
+    return None
+
+
 def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback = no_progress,
                     cancel: Optional[CancelToken] = None, rebuild: bool = False) -> BuildReport:
     from spar_desktop.core.documents.extract import extract
@@ -86,6 +100,7 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     report.admitted = len(admitted)
     with lib.session() as s:
         rows = {f.id: f for f in s.scalars(select(File).where(File.id.in_([a[0] for a in admitted])))} if admitted else {}
+        roots = {i: p for i, p in s.execute(select(Folder.id, Folder.path))}
     states: dict[int, tuple[str, Optional[str]]] = {}
     items = []
     config = chunker_config(lib.settings)
@@ -95,6 +110,10 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
             states[file_id] = (UNREADABLE[f.status], f.error or f.status)
             continue
         real = os_path(f.path, f.raw_path)
+        refusal = _refuse_to_read(real, roots.get(f.folder_id), content_hash)
+        if refusal:
+            states[file_id] = (WorkspaceFileState.FAILED, refusal)
+            continue
         try:
             st = os.stat(real)
             if st.st_size != f.size or st.st_mtime_ns != f.mtime_ns:
