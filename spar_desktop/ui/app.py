@@ -158,36 +158,6 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
         lock.unlock()
 
 
-def _splash(app):
-    """A plain splash while the search engine's libraries load (seconds, once per start)."""
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QColor, QFont, QPainter, QPixmap
-    from PySide6.QtWidgets import QSplashScreen
-
-    pixmap = QPixmap(460, 150)
-    pixmap.fill(QColor("#f4f5f7"))
-    painter = QPainter(pixmap)
-    font = QFont(app.font())
-    font.setPointSize(font.pointSize() + 8)
-    font.setBold(True)
-    painter.setFont(font)
-    painter.setPen(QColor("#1f2430"))
-    painter.drawText(pixmap.rect().adjusted(0, 0, 0, -40), int(Qt.AlignmentFlag.AlignCenter), "SPAR Desktop")
-    painter.end()
-    splash = QSplashScreen(pixmap)
-    splash.show()
-    _splash_message(app, splash, "Starting…")
-    return splash
-
-
-def _splash_message(app, splash, text: str) -> None:
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QColor
-
-    splash.showMessage(text, int(Qt.AlignmentFlag.AlignBottom | Qt.AlignmentFlag.AlignHCenter), QColor("#545b68"))
-    app.processEvents()
-
-
 def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes: list[str],
                 settings_problem: Optional[str]) -> int:
     from spar_desktop.ui.main_window import MainWindow
@@ -199,15 +169,18 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
     install_asyncgen_hooks(loop)  # qasync leaves them out: streamed HTTP responses must close cleanly
     quit_event = asyncio.Event()
     app.aboutToQuit.connect(quit_event.set)
-    from spar_desktop.ui.runtime import preload_engine, tune_for_ui
+    from spar_desktop.ui.runtime import preload_in_background, tune_for_ui
 
-    splash = _splash(app)
-    if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: start fast, for working on the UI itself
-        preload_engine(settings, lambda name: _splash_message(app, splash, "Loading the search engine…"))
+    # No splash: the window is usable at once. The search engine's libraries (ONNX Runtime, the
+    # tokenizer, extractors, chunkers) load afterwards on a worker; none of them stalls the
+    # window for long now that torch is off the path (benchmarks/startup.py, ui_stall.py).
     window = MainWindow(settings, library, interactive=interactive)
     window.show()
-    splash.finish(window)
+    app.processEvents()
+    log.info("window shown")
     tune_for_ui()
+    if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: nothing loads until it is needed
+        preload_in_background(window.runner, settings)
     if settings_problem:
         window.statusBar().showMessage(f"settings.json ignored: {settings_problem}", 30000)
     exit_code = [0]

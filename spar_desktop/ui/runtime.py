@@ -8,15 +8,14 @@ objects out of every later collection; a larger young-generation threshold lets 
 short-lived rows of a scan die before promotion, so full collections become rare and short.
 (A shorter GIL switch interval was tried too and measured no better, so it is left alone.)
 
-The other long stalls were imports: loading the embedding stack (torch, transformers,
-sentence-transformers, chromadb) on a worker thread holds the GIL for long C-level stretches
-(loading libtorch, big modules: 0.2-1 s each, measured with a heartbeat on a busy 2-core machine),
-so the window froze when the first preview or build loaded the model. ``preload_engine`` imports
-them on the UI thread before the window is shown, behind the splash screen; what is left (the
-model's weights, 0.15-0.3 s gaps there) happens once per session. Encoding uses all but one core
-(``torch.set_num_threads``): with every core busy in BERT's matrix products the UI thread waited
-for a CPU (0.4-0.8 s gaps during builds there; with one core left, the build's p99 fell from 43 to
-16-19 ms and the build itself got faster, as the cores were oversubscribed).
+The other long stalls were imports: loading torch and sentence-transformers on a worker thread held
+the GIL for long C-level stretches (0.2-1 s each on a busy 2-core machine), so the app used to import
+them behind a splash screen. The encoder now runs on ONNX Runtime (core/embedding), torch is not
+imported at all, and what remains (ONNX Runtime, tokenizers, our extractors and chunkers) loads on a
+worker after the window is shown (``preload_in_background``), followed by the encoder itself so the
+first search or build does not wait for it. Encoding leaves one core to the UI thread: with every
+core busy in BERT's matrix products the UI thread waited for a CPU (0.4-0.8 s gaps during builds
+with torch; with one core left, a build's p99 gap fell from 43 to 16-19 ms).
 
 The last long stalls were Chroma's: its Rust core holds the GIL for whole calls (35-120 ms an
 upsert batch, 67-105 ms window stalls in a 400-file build). ``app_settings`` runs Chroma in a helper
@@ -38,7 +37,7 @@ from spar_desktop.core.config import Settings, env_flag
 log = logging.getLogger(__name__)
 CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # not when the helper process hosts Chroma
 ENGINE_MODULES = (
-    "torch", "transformers", "sentence_transformers",
+    "onnxruntime", "tokenizers",
     # Our own build path imports lazily (so the CLI starts fast); tokens.py alone scans the
     # Unicode table at import.
     "spar_desktop.core.documents.extract", "spar_desktop.core.documents.extract_office",
@@ -74,9 +73,9 @@ def app_settings(settings: Settings) -> Settings:
 
 
 def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _name: None) -> list[str]:
-    """Import the embedding libraries now (call before the window is shown), and chromadb too
-    unless the helper process hosts Chroma (a Chroma server URL needs chromadb's client here);
-    ``step(name)`` runs before each import (the splash shows it). Returns what was imported."""
+    """Import the search engine's libraries now, and chromadb too unless the helper process hosts
+    Chroma (a Chroma server URL needs chromadb's client here); ``step(name)`` runs before each
+    import. Returns what was imported."""
     chromadb_here = bool(settings.chroma_url) or not settings.chroma_process
     loaded = []
     for name in ENGINE_MODULES + (CHROMA_MODULES if chromadb_here else ()):
@@ -89,12 +88,37 @@ def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _nam
             log.info("not preloaded: %s (%s)", name, exc)
             continue
         loaded.append(name)
-    _leave_a_core_for_the_ui()
     return loaded
 
 
-def _leave_a_core_for_the_ui() -> None:
-    torch = sys.modules.get("torch")
-    cores = os.cpu_count() or 1
-    if torch is not None and cores > 1 and "OMP_NUM_THREADS" not in os.environ:  # the user's choice wins
-        torch.set_num_threads(max(1, min(torch.get_num_threads(), cores - 1)))
+def encoder_threads() -> int:
+    """Threads for bulk encoding in the app: all cores but one (the UI thread's), unless the user
+    set OMP_NUM_THREADS."""
+    if "OMP_NUM_THREADS" in os.environ:
+        try:
+            return max(1, int(os.environ["OMP_NUM_THREADS"]))
+        except ValueError:
+            pass
+    return max(1, (os.cpu_count() or 1) - 1)
+
+
+def preload_in_background(runner, settings: Settings) -> None:
+    """After the window is shown: import the engine, then load the encoder, on a worker (hidden
+    task, cancelled on quit). The first preview, search or build then finds them ready."""
+    from functools import partial
+
+    runner.run(partial(_preload_op, settings), title="Loading the search engine", key="engine-preload",
+               visible=False)
+
+
+def _preload_op(settings: Settings, progress, cancel) -> list[str]:
+    from spar_desktop.core.progress import Progress, check
+
+    loaded = preload_engine(settings, lambda name: progress(Progress(0, None, f"loading {name}")))
+    check(cancel)
+    from spar_desktop.core.embedding.encoder import get_encoder
+
+    get_encoder(settings.embedding_device)
+    freeze_long_lived()
+    log.info("search engine ready (%s)", ", ".join(loaded) or "already loaded")
+    return loaded

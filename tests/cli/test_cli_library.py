@@ -99,3 +99,30 @@ def test_taxonomy_and_tagging_commands(tmp_path, capsys):
     assert spar(capsys, data, "tags", "export", str(out_file))[0] == 0
     names = [n["name"] for n in json.loads(out_file.read_text())]
     assert "Money" in names and "urgent" in names
+
+
+ENGINE = ("torch", "transformers", "sentence_transformers", "onnxruntime", "tokenizers", "chromadb")
+
+
+def test_library_commands_start_without_the_search_engine(tmp_path):
+    """`spar index/status/files/tags` answer in a fraction of a second: they must never pay for
+    the encoder or the vector store (a fresh interpreter: imports are process-wide)."""
+    import subprocess
+    import sys
+
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "note.md").write_text("# A note\n\nabout turbines", encoding="utf-8")
+    script = (
+        "import sys\n"
+        "from spar_desktop.cli import main\n"
+        "code = main(sys.argv[1:])\n"
+        f"print('ENGINE', sorted(m for m in {ENGINE!r} if m in sys.modules))\n"
+        "sys.exit(code)\n"
+    )
+    data = str(tmp_path / "data")
+    for args in (["index", str(share)], ["status"], ["files"], ["tags"]):
+        done = subprocess.run([sys.executable, "-c", script, "--data-dir", data, *args], capture_output=True,
+                              text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        assert "ENGINE []" in done.stdout, (args, done.stdout)

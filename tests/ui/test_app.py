@@ -94,7 +94,7 @@ def test_keyboard_shortcuts_and_the_empty_library_status(qtbot, window):
 
 
 def test_the_app_imports_chromadb_only_where_chroma_runs(tmp_path):
-    """Behind the splash the app preloads chromadb for in-process Chroma or a Chroma server's client,
+    """After showing its window the app preloads chromadb for in-process Chroma or a Chroma server's client,
     not when its helper process hosts Chroma (a fresh interpreter: imports are process-wide)."""
     script = (
         "import sys\n"

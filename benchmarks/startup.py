@@ -1,0 +1,140 @@
+"""Cold start of the desktop app: launch → main window on screen, side by side with another checkout.
+
+Runs the app under a real X server (Xvfb, started here when DISPLAY is unset) on a data dir that
+already holds an indexed folder (so no first-run offer), and polls with xdotool until a visible
+window titled "SPAR Desktop" exists. Runs alternate between this checkout and ``--against DIR``
+(e.g. a worktree of the previous release), so both see the same machine load. Also times
+``python -c "import torch"`` in the same run, the yardstick the issue names, and reads from the
+app's log when the search engine finished loading in the background.
+Usage: python benchmarks/startup.py [--runs 5] [--against /path/to/old/checkout]
+Needs Debian's xvfb and xdotool and Qt's xcb libraries (the apt-get line in tools/screenshots.py, plus xdotool).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parents[1]
+TITLE = "^SPAR Desktop$"
+
+
+def _env(src: Path, display: str) -> dict:
+    env = dict(os.environ, PYTHONPATH=str(src), DISPLAY=display, QT_QPA_PLATFORM="xcb",
+               HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
+    env.pop("SPAR_DATA_DIR", None)
+    return env
+
+
+def _prepare(src: Path, data: Path, display: str) -> None:
+    """Index the bundled sample corpus with that checkout's own CLI (formats may differ)."""
+    share = data.parent / "share"
+    if not share.exists():
+        shutil.copytree(HERE / "resources" / "sample_corpus", share)
+    subprocess.run([sys.executable, "-m", "spar_desktop.cli", "--data-dir", str(data), "index", str(share)],
+                   env=_env(src, display), cwd=src, check=True, capture_output=True, timeout=600)
+
+
+def _window_visible(display: str) -> bool:
+    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", TITLE], capture_output=True,
+                           env=dict(os.environ, DISPLAY=display), timeout=10)
+    return found.returncode == 0 and bool(found.stdout.strip())
+
+
+def _launch_once(src: Path, data: Path, display: str, timeout: float) -> dict:
+    log = data / "logs" / "spar-desktop.log"
+    log_size = log.stat().st_size if log.exists() else 0
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-m", "spar_desktop.ui.app", "--data-dir", str(data)],
+                            env=_env(src, display), cwd=src, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shown = ready = None
+    try:
+        while time.perf_counter() - t0 < timeout:
+            if shown is None and _window_visible(display):
+                shown = time.perf_counter() - t0
+            if shown is not None and log.exists():
+                with open(log, encoding="utf-8", errors="replace") as fh:
+                    fh.seek(log_size)
+                    if "search engine ready" in fh.read():
+                        ready = time.perf_counter() - t0
+            if shown is not None and (ready is not None or time.perf_counter() - t0 > shown + 15):
+                break
+            time.sleep(0.02)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return {"window_shown_s": shown, "engine_ready_s": ready}
+
+
+def _import_torch_s() -> float:
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
+def _median(values: list) -> float | None:
+    values = [v for v in values if v is not None]
+    return round(statistics.median(values), 3) if values else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--against", type=Path, help="another checkout to run side by side (the old version)")
+    ap.add_argument("--timeout", type=float, default=120.0)
+    args = ap.parse_args()
+    xvfb = None
+    display = os.environ.get("DISPLAY")
+    if not display:
+        display = ":97"
+        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(1.0)
+    work = Path(tempfile.mkdtemp(prefix="spar-startup-"))
+    versions = {"this": HERE}
+    if args.against:
+        versions["against"] = args.against.resolve()
+    try:
+        for label, src in versions.items():
+            _prepare(src, work / label / "data", display)
+        runs: dict[str, list[dict]] = {label: [] for label in versions}
+        torch_s = []
+        for _ in range(args.runs):
+            for label, src in versions.items():
+                runs[label].append(_launch_once(src, work / label / "data", display, args.timeout))
+            torch_s.append(_import_torch_s())
+        out = {"benchmark": "startup", "runs": args.runs, "load_avg": os.getloadavg(),
+               "import_torch_s_median": _median(torch_s), "versions": {}}
+        for label in versions:
+            out["versions"][label] = {
+                "source": str(versions[label]),
+                "window_shown_s_median": _median([r["window_shown_s"] for r in runs[label]]),
+                "engine_ready_s_median": _median([r["engine_ready_s"] for r in runs[label]]),
+                "runs": runs[label],
+            }
+        if args.against:
+            new, old = (out["versions"][k]["window_shown_s_median"] for k in ("this", "against"))
+            if new and old:
+                out["window_shown_speedup"] = round(old / new, 2)
+        print(json.dumps(out, indent=2))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if xvfb is not None:
+            xvfb.terminate()
+
+
+if __name__ == "__main__":
+    main()
