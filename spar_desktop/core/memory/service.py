@@ -15,10 +15,9 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence, Union
 
 import numpy as np
-from sqlalchemy import select
 
 from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.memory import store
@@ -30,9 +29,25 @@ from spar_desktop.core.retrieval.searcher import KeyOverride
 
 if TYPE_CHECKING:
     from spar_desktop.core.retrieval.searcher import HybridSearcher
-    from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
+
+
+class Workspaces(Protocol):
+    """What this module needs of core/workspaces' Workspaces. The dependency runs one way:
+    workspaces (the builder) call into memory; memory is handed the manager and never imports
+    workspaces, so its searchers come through ``searcher()`` and ``searchers`` (SearcherCache)."""
+
+    library: Any
+    searchers: Any
+
+    def find(self, name: str) -> Any: ...
+
+    def get(self, name: str) -> Any: ...
+
+    def ready_hashes(self, name: str) -> list[str]: ...
+
+    def searcher(self, name: str) -> tuple[int, "HybridSearcher", tuple[str, ...]]: ...
 
 ChunkArg = Union[str, tuple[int, str]]  # '<file id>#<chunk id>' or (file id, chunk id)
 
@@ -91,16 +106,12 @@ def evolved_overrides(library: Any, documents: Mapping[str, Any], model_id: str,
 # -- feedback -----------------------------------------------------------------------------------
 def _workspace(manager: "Workspaces", name: str) -> tuple[Optional[int], Optional[str]]:
     """(id, None) for a searchable workspace, else (id or None, why it is not)."""
-    from spar_desktop.core.workspaces.errors import WorkspaceNotFound
-    from spar_desktop.core.workspaces.models import WorkspaceStatus
-
-    try:
-        info = manager.get(name)
-    except WorkspaceNotFound as exc:
-        return None, str(exc)
-    if info.status == WorkspaceStatus.ARCHIVED:
+    info = manager.find(name)
+    if info is None:
+        return None, f"no workspace named '{name}'"
+    if info.archived:
         return info.id, f"'{info.name}' is archived"
-    if info.status != WorkspaceStatus.ACTIVE:
+    if not info.active:
         return info.id, f"'{info.name}' is not built"
     return info.id, None
 
@@ -153,8 +164,6 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
     units worked out beforehand (``llm_units``, e.g. outside a lock: generation takes seconds);
     when empty or None they come from ``helpers`` or local feedback. Never raises on bad input:
     the outcome says why nothing was learned."""
-    from spar_desktop.core.workspaces.search import _searcher
-
     ws_id, why = _workspace(manager, workspace)
     if why:
         return _ignore(manager, ws_id, why)
@@ -162,7 +171,7 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
         return _ignore(manager, ws_id, "the answer was not marked useful (nothing is learned from failures)")
     if not isinstance(query, str) or not query.strip():
         return _ignore(manager, ws_id, "empty query")
-    _, searcher, _ = _searcher(manager, workspace)
+    _, searcher, _ = manager.searcher(workspace)
     if searcher.encoder is None or searcher.vectors is None:
         return _ignore(manager, ws_id, "the workspace has no dense keys")
     keys = [k for k in (_key_of(c) for c in chunks or ()) if k is not None]
@@ -207,13 +216,11 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
 
 def evolve_now(manager: "Workspaces", workspace: str, config: ERMConfig = ERMConfig()) -> int:
     """Close the current round and evolve keys from the memory now; returns evolved key count."""
-    from spar_desktop.core.workspaces.search import _searcher
-
     ws_id, why = _workspace(manager, workspace)
     if why:
         log.info("ERM: not evolving: %s", why)
         return 0
-    _, searcher, _ = _searcher(manager, workspace)
+    _, searcher, _ = manager.searcher(workspace)
     if searcher.vectors is None or not searcher.keys:
         return 0
     model_id = searcher.encoder.model_id
@@ -251,9 +258,9 @@ def _evolve(manager: "Workspaces", ws_id: int, searcher: "HybridSearcher", learn
 
 
 def _replace_searcher(manager: "Workspaces", ws_id: int, searcher: "HybridSearcher") -> None:
-    cached = manager._searchers.get(ws_id)
-    if cached is not None:
-        manager._searchers[ws_id] = (cached[0], searcher)
+    """The evolved searcher replaces the one it came from, in memory and in the saved state
+    (whose evolved-key digest would otherwise no longer match the database)."""
+    manager.searchers.update(ws_id, searcher)
 
 
 def _hashes(searcher: "HybridSearcher") -> list[str]:
@@ -272,16 +279,8 @@ def _from_progress(row: MemoryProgressRow, p: BatchProgress) -> None:
 
 # -- stats / reset -----------------------------------------------------------------------------
 def _files(manager: "Workspaces", name: str) -> tuple[Any, list[str], Optional[str]]:
-    from spar_desktop.core.workspaces.models import WorkspaceFile, WorkspaceFileState
-
     info = manager.get(name)
-    with manager.library.session() as s:
-        hashes = list(s.scalars(select(WorkspaceFile.content_hash).where(
-            WorkspaceFile.workspace_id == info.id, WorkspaceFile.state == WorkspaceFileState.READY)))
-        from spar_desktop.core.workspaces.models import Workspace
-
-        chunker = s.get(Workspace, info.id).chunker_key
-    return info, [h for h in hashes if h], chunker
+    return info, manager.ready_hashes(name), info.chunker_key
 
 
 def memory_stats(manager: "Workspaces", workspace: str) -> MemoryStats:
@@ -307,12 +306,11 @@ def reset_memory(manager: "Workspaces", workspace: str) -> int:
         row = s.get(MemoryProgressRow, info.id)
         if row is not None:
             s.delete(row)
-    cached = manager._searchers.get(info.id)
-    if cached is not None:
-        manager._searchers[info.id] = (cached[0], cached[1].with_keys({}))
-    mine = set(hashes)
-    for ws_id, (_, other) in list(manager._searchers.items()):
-        if ws_id != info.id and mine & other.content_hashes():
-            manager._searchers.pop(ws_id, None)
+    current = manager.searchers.cached(info.id)
+    if current is not None:
+        manager.searchers.update(info.id, current.with_keys({}))
+    # Other workspaces holding these files: dropped from memory; their saved states no longer
+    # match the database's evolved keys, so they are rebuilt (and reconciled) when next opened.
+    manager.searchers.forget_sharing(hashes, keep=info.id)
     log.info("ERM: reset '%s' (%d rows dropped)", info.name, n)
     return n

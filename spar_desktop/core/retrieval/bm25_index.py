@@ -164,8 +164,12 @@ class BM25Index:
         return d
 
     @classmethod
-    def load(cls, directory: str | Path) -> "BM25Index":
+    def load(cls, directory: str | Path, mmap: bool = False) -> "BM25Index":
+        """``mmap``: the score arrays stay in the files (read-only) and only the pages a query
+        touches are read: a saved workspace searcher opens without reading its whole index."""
         import bm25s
+
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
 
         d = Path(directory)
         try:
@@ -176,8 +180,9 @@ class BM25Index:
             raise ValueError(f"{d}: unsupported BM25 index format {meta.get('format')} v{meta.get('version')}")
         index = cls(meta["k1"], meta["b"], meta["method"], TokenizerConfig(**meta["tokenizer"]))
         index._built = True
-        index._retriever = bm25s.BM25.load(str(d), load_corpus=False, allow_pickle=False, show_progress=False)
-        index._vocab = dict(index._retriever.vocab_dict)
+        index._retriever = bm25s.BM25.load(str(d), load_corpus=False, mmap=mmap, allow_pickle=False,
+                                           show_progress=False)
+        index._vocab = index._retriever.vocab_dict  # read only here: no second copy of the vocabulary
         index.doc_ids = json.loads((d / IDS_FILE).read_text(encoding="utf-8"))
         if len(index.doc_ids) != meta["n_docs"]:
             raise ValueError(f"{d}: id list and metadata disagree on the number of documents")

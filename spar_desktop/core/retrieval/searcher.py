@@ -15,11 +15,11 @@ from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
-from spar_desktop.core.documents.types import Chunk
 from spar_desktop.core.embedding.cache import CachedDocument
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.retrieval import fusion as fz
 from spar_desktop.core.retrieval.bm25_index import BM25Index, TokenizerConfig, top_k_positive
+from spar_desktop.core.retrieval.chunk_table import ChunkTable
 from spar_desktop.core.retrieval.vector_store import (
     ChromaBackend,
     ChromaCollection,
@@ -127,34 +127,28 @@ class HybridSearcher:
         self.candidate_depth = candidate_depth
         self.default_alpha = fz.check_alpha(default_alpha)
         self.fill_missing = _check_fill(fill_missing)
-        self._chunks: list[Chunk] = []
-        self.keys: list[str] = []
-        self._doc_of: list[str] = []
-        self._parents: dict[str, dict[str, str]] = {}
-        self._titles: dict[str, Optional[str]] = {}
-        self._file_ids = dict(file_ids or {})
-        self._doc_refs: dict[str, tuple[str, str]] = {}  # doc id → (content hash, chunker key)
+        self.tokenizer = tokenizer
+        explicit = dict(file_ids or {})
+        table = ChunkTable()
         blocks: list[np.ndarray] = []
+        tokenizer_ = TokenizerConfig() if tokenizer is None else tokenizer
+        tokens: list[list[str]] = []
         for doc_id, doc in documents.items():
-            self._titles[doc_id] = doc.title
-            self._doc_refs[doc_id] = (doc.content_hash, doc.chunker_key)
-            self._parents[doc_id] = {pid: p.text for pid, p in doc.parents.items()}
             children = doc.children
-            for chunk in children:
-                self._chunks.append(chunk)
-                self.keys.append(f"{doc_id}#{chunk.chunk_id}")
-                self._doc_of.append(doc_id)
+            # An explicit mapping wins: cached chunks carry no file id (the cache is keyed by content).
+            file_id = explicit[doc_id] if doc_id in explicit else (children[0].file_id if children else None)
+            table.add_document(doc_id, doc.title, (doc.content_hash, doc.chunker_key), file_id,
+                               {pid: p.text for pid, p in doc.parents.items()}, children)
+            tokens += [tokenizer_.tokenize(c.embed_text) for c in children]
             if encoder is not None and children:
                 blocks.append(doc.vectors)
-        self._pos = {key: i for i, key in enumerate(self.keys)}
-        self.tokenizer = tokenizer
-        self.overrides: dict[str, KeyOverride] = {k: o for k, o in (key_overrides or {}).items() if k in self._pos}
+        self._set_table(table.frozen(), key_overrides)
+        # Tokens of the original keys, kept so evolved keys rebuild the index without
+        # re-tokenizing every chunk (Porter stemming in Python is most of a build).
+        self._token_cache: Optional[list[list[str]]] = tokens
         check(cancel)
         progress(Progress(0, 2, "building the keyword index"))
         self.bm25 = BM25Index(tokenizer=tokenizer)
-        # Tokens of the original keys, kept so evolved keys rebuild the index without
-        # re-tokenizing every chunk (Porter stemming in Python is most of a build).
-        self._tokens = [self.bm25.tokenizer.tokenize(c.embed_text) for c in self._chunks]
         self.bm25.build_tokens(self._bm25_tokens(), self.keys, cancel)
         self.original_vectors: Optional[np.ndarray] = None
         self.vectors: Optional[np.ndarray] = None
@@ -168,10 +162,50 @@ class HybridSearcher:
                 progress(Progress(1, 2, "loading vectors into the vector store"))
                 collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel)
                 collection.reconcile_tags(self.keys, self.vectors, self._metas(), TAG_FIELD)
-                self.dense = ChromaBackend(collection, self.keys)
+                self.dense = ChromaBackend(collection, self.keys, self._pos)
             else:
                 self.dense = NumpyBackend(self.vectors)
         progress(Progress(2, 2, f"{len(self.keys)} chunks searchable"))
+
+    def _set_table(self, table: "ChunkTable", overrides: Optional[Mapping[str, KeyOverride]]) -> None:
+        self.table = table
+        self.keys = table.keys
+        self._doc_of = table.doc_of
+        self._pos = {key: i for i, key in enumerate(self.keys)}
+        self.overrides: dict[str, KeyOverride] = {k: o for k, o in (overrides or {}).items() if k in self._pos}
+
+    @classmethod
+    def restore(cls, table: "ChunkTable", bm25: BM25Index, original_vectors: Optional[np.ndarray], encoder: Any, *,
+                overrides: Optional[Mapping[str, KeyOverride]] = None, collection: Optional[ChromaCollection] = None,
+                tokenizer: Optional[TokenizerConfig] = None, candidate_depth: int = DEFAULT_CANDIDATES,
+                default_alpha: float = fz.DEFAULT_ALPHA, fill_missing: str = fz.DEFAULT_FILL,
+                alpha_model: Optional[AlphaPredictor] = None) -> "HybridSearcher":
+        """A searcher from saved parts (searcher_state.py), exactly as the one that was saved:
+        ``bm25`` already holds the evolved BM25 keys and ``collection`` the vectors of
+        ``original_vectors`` + ``overrides`` (the caller checked it), so nothing is synced."""
+        self = cls.__new__(cls)
+        self.encoder, self.alpha_model, self.collection = encoder, alpha_model, collection
+        self.candidate_depth = candidate_depth
+        self.default_alpha = fz.check_alpha(default_alpha)
+        self.fill_missing = _check_fill(fill_missing)
+        self.tokenizer = tokenizer
+        self._set_table(table, overrides)
+        self._token_cache = None  # worked out again only if evolved BM25 text changes (with_keys)
+        self.bm25 = bm25
+        self.original_vectors = original_vectors if encoder is not None else None
+        self.vectors, self.dense = None, None
+        if self.original_vectors is not None:
+            self.vectors = self._evolved_matrix()
+            self.dense = ChromaBackend(collection, self.keys, self._pos) if collection is not None \
+                else NumpyBackend(self.vectors)
+        return self
+
+    @property
+    def _tokens(self) -> list[list[str]]:
+        if self._token_cache is None:
+            tok = self.bm25.tokenizer
+            self._token_cache = [tok.tokenize(self.table.embed_text(p)) for p in range(len(self.keys))]
+        return self._token_cache
 
     # -- evolved keys (ERM) ------------------------------------------------------------------
     def _bm25_tokens(self) -> list[list[str]]:
@@ -194,8 +228,8 @@ class HybridSearcher:
 
     def _metas(self) -> list[dict[str, Any]]:
         tags = {k: o.tag for k, o in self.overrides.items() if o.vector is not None}
-        return [{"doc_id": d, "chunk_id": c.chunk_id, TAG_FIELD: tags.get(k, ORIGINAL_TAG)}
-                for d, c, k in zip(self._doc_of, self._chunks, self.keys)]
+        return [{"doc_id": d, "chunk_id": self.table.chunk_id(p), TAG_FIELD: tags.get(k, ORIGINAL_TAG)}
+                for p, (d, k) in enumerate(zip(self._doc_of, self.keys))]
 
     def with_keys(self, overrides: Mapping[str, KeyOverride], cancel: Optional[CancelToken] = None) -> "HybridSearcher":
         """A new searcher over the same chunks whose keys are the originals plus ``overrides``
@@ -220,7 +254,7 @@ class HybridSearcher:
                     self.collection.add([self.keys[p] for p in changed], self.vectors[changed],
                                         [old[p] for p in changed])
                     raise
-                new.dense = ChromaBackend(self.collection, self.keys)
+                new.dense = ChromaBackend(self.collection, self.keys, self._pos)
             else:
                 new.dense = NumpyBackend(new.vectors)
         return new
@@ -233,15 +267,15 @@ class HybridSearcher:
         p = self._pos.get(key)
         if p is None:
             return None
-        content_hash, chunker_key = self._doc_refs[self._doc_of[p]]
-        return content_hash, chunker_key, self._chunks[p].chunk_id
+        content_hash, chunker_key = self.table.doc_refs[self._doc_of[p]]
+        return content_hash, chunker_key, self.table.chunk_id(p)
 
     def content_hashes(self) -> set[str]:
-        return {h for h, _ in self._doc_refs.values()}
+        return {h for h, _ in self.table.doc_refs.values()}
 
     def chunk_text(self, key: str) -> Optional[str]:
         p = self._pos.get(key)
-        return None if p is None else self._chunks[p].text
+        return None if p is None else self.table.texts[p]
 
     def doc_of(self, key: str) -> Optional[str]:
         p = self._pos.get(key)
@@ -345,13 +379,13 @@ class HybridSearcher:
         return ({self.keys[p]: s for p, s in dense.items()}, {self.keys[p]: s for p, s in bm25.items()})
 
     def _hit(self, rank: int, pos: int, score: float, bm25: Optional[float], dense: Optional[float]) -> ChunkHit:
-        chunk, doc_id = self._chunks[pos], self._doc_of[pos]
-        parent = self._parents[doc_id].get(chunk.parent_id) if chunk.parent_id else None
+        t, doc_id = self.table, self._doc_of[pos]
+        parent_id, parent_text = t.parent(pos)
         return ChunkHit(
-            rank=rank, key=self.keys[pos], doc_id=doc_id, file_id=self._file_id(doc_id, chunk),
-            chunk_id=chunk.chunk_id, text=chunk.text, page_start=chunk.page_start, page_end=chunk.page_end,
-            parent_id=chunk.parent_id, parent_text=parent, score=float(score), bm25_score=bm25,
-            dense_score=dense,
+            rank=rank, key=self.keys[pos], doc_id=doc_id, file_id=t.file_ids.get(doc_id),
+            chunk_id=t.chunk_id(pos), text=t.texts[pos], page_start=int(t.pages[pos, 0]),
+            page_end=int(t.pages[pos, 1]), parent_id=parent_id, parent_text=parent_text, score=float(score),
+            bm25_score=bm25, dense_score=dense,
         )
 
     def _files(self, ranking: Sequence[tuple[int, float]], k: int) -> tuple[FileHit, ...]:
@@ -364,15 +398,9 @@ class HybridSearcher:
             best.setdefault(doc_id, (score, pos))
         out = []
         for rank, (doc_id, (score, pos)) in enumerate(list(best.items())[:k], 1):
-            out.append(FileHit(rank, doc_id, self._file_id(doc_id, self._chunks[pos]), self._titles.get(doc_id),
+            out.append(FileHit(rank, doc_id, self.table.file_ids.get(doc_id), self.table.titles.get(doc_id),
                                float(score), self.keys[pos], counts[doc_id]))
         return tuple(out)
-
-    def _file_id(self, doc_id: str, chunk: Chunk) -> Optional[int]:
-        # An explicit mapping wins: cached chunks carry no file id (the cache is keyed by content).
-        if doc_id in self._file_ids:
-            return self._file_ids[doc_id]
-        return chunk.file_id
 
 
 def _check_fill(fill: str) -> str:

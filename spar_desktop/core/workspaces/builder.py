@@ -92,7 +92,7 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     flt = manager.current_filter(name)
     report.notes += [p for p in flt.problems if "deleted" in p or "dropped" in p]
     with lib.session() as s:
-        ws = manager._row(s, name)
+        ws = manager.workspace_row(s, name)
         ws_id, previous, prev_chunks = ws.id, ws.status, ws.chunk_count
         ws.status = WorkspaceStatus.BUILDING
     progress(Progress(0, None, "selecting files"))
@@ -183,7 +183,10 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
         ws.archived_at, ws.last_error = None, None
         ws.model_id, ws.chunker_key, ws.chunk_count = eng.encoder.model_id, config.cache_key, len(searcher)
         built_at = ws.built_at
-    manager._searchers[ws_id] = (built_at, searcher)
+    progress(Progress(0, None, "saving the search index"))
+    problem = manager.searchers.replace(ws_id, built_at, searcher)  # the next process opens it, no rebuild
+    if problem:
+        report.notes.append(problem)
     report.notes += eng.notes
     eng.notes.clear()
     report.seconds = time.perf_counter() - start

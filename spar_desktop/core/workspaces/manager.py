@@ -20,7 +20,10 @@ from spar_desktop.core.library.models import Tag, utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
-from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceStatus
+from spar_desktop.core.workspaces.models import (
+    QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
+)
+from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import (
     Explanation, TagChoice, TagGroup, WorkspaceFilter, build_filter, explain, tag_choice,
@@ -44,6 +47,20 @@ class WorkspaceInfo:
     chunk_count: int
     model_id: Optional[str]
     last_error: Optional[str]
+    chunker_key: Optional[str] = None
+
+    @property
+    def archived(self) -> bool:
+        return self.status == WorkspaceStatus.ARCHIVED
+
+    @property
+    def active(self) -> bool:
+        return self.status == WorkspaceStatus.ACTIVE
+
+    @property
+    def searchable(self) -> bool:
+        """Built once and not archived (an update may be running): a search opens its searcher."""
+        return self.built_at is not None and self.status in (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING)
 
     def to_json(self) -> dict:
         return {
@@ -69,7 +86,8 @@ class Workspaces:
         self.library = library
         self.engine = engine or engine_for(library.settings)
         self._tag_index: Any = None
-        self._searchers: dict[int, tuple[Any, Any]] = {}  # workspace id → (built_at, searcher)
+        # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
+        self.searchers = SearcherCache(library, lambda: self.engine)
 
     # -- tag index ------------------------------------------------------------------------
     @property
@@ -136,7 +154,9 @@ class Workspaces:
             problems.append(f"since {flt.since} is after until {flt.until}: no file can match")
         return replace(flt, problems=tuple(dict.fromkeys(problems)))
 
-    def _row(self, s, name: str) -> Workspace:
+    def workspace_row(self, s, name: str) -> Workspace:
+        """The row named ``name`` (exact name first, then case-insensitive) in session ``s``;
+        WorkspaceNotFound lists the names there are."""
         ws = s.scalar(select(Workspace).where(Workspace.name == name))
         if ws is None:
             ws = s.scalar(select(Workspace).where(func.lower(Workspace.name) == name.lower()))
@@ -149,11 +169,25 @@ class Workspaces:
         n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
         return WorkspaceInfo(ws.id, ws.name, ws.status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
                              ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
-                             ws.model_id, ws.last_error)
+                             ws.model_id, ws.last_error, ws.chunker_key)
 
     def get(self, name: str) -> WorkspaceInfo:
         with self.library.session() as s:
-            return self._info(s, self._row(s, name))
+            return self._info(s, self.workspace_row(s, name))
+
+    def find(self, name: str) -> Optional[WorkspaceInfo]:
+        """Like get, but None for an unknown name."""
+        try:
+            return self.get(name)
+        except WorkspaceNotFound:
+            return None
+
+    def ready_hashes(self, name: str) -> list[str]:
+        """Content hashes of the workspace's files that made it into the last build."""
+        with self.library.session() as s:
+            ws = self.workspace_row(s, name)
+            return [h for h in s.scalars(select(WorkspaceFile.content_hash).where(
+                WorkspaceFile.workspace_id == ws.id, WorkspaceFile.state == WorkspaceFileState.READY)) if h]
 
     def list(self) -> list[WorkspaceInfo]:
         with self.library.session() as s:
@@ -161,7 +195,7 @@ class Workspaces:
 
     def files(self, name: str) -> list[WorkspaceFile]:
         with self.library.session() as s:
-            ws = self._row(s, name)
+            ws = self.workspace_row(s, name)
             return list(s.scalars(select(WorkspaceFile).where(WorkspaceFile.workspace_id == ws.id).order_by(WorkspaceFile.path)))
 
     # -- filter ---------------------------------------------------------------------------
@@ -185,7 +219,7 @@ class Workspaces:
 
     def set_filter(self, name: str, flt: WorkspaceFilter) -> Explanation:
         with self.library.session() as s:
-            self._row(s, name).filter_json = flt.to_json()
+            self.workspace_row(s, name).filter_json = flt.to_json()
         return explain(self.library, flt)
 
     # -- build / search (see builder.py and search.py) ---------------------------------------
@@ -201,14 +235,21 @@ class Workspaces:
 
         return search_workspace(self, name, query, k, method, session_key, source)
 
+    def searcher(self, name: str):
+        """(workspace id, its HybridSearcher, notes): opened from memory or its saved state,
+        rebuilt from the cache only when that state is missing or stale (notes say why)."""
+        from spar_desktop.core.workspaces.search import open_searcher
+
+        return open_searcher(self, name)
+
     # -- archive / reactivate / delete -----------------------------------------------------------
     def archive(self, name: str) -> WorkspaceInfo:
         from spar_desktop.core.retrieval.vector_store import delete_collection
 
         with self.library.session() as s:
-            ws = self._row(s, name)
+            ws = self.workspace_row(s, name)
             delete_collection(self.engine.chroma, ws.collection)
-            self._searchers.pop(ws.id, None)
+            self.searchers.forget(ws.id, ws.collection)  # archive drops vectors: saved ones too
             ws.status, ws.archived_at = WorkspaceStatus.ARCHIVED, utcnow()
         return self.get(name)
 
@@ -234,9 +275,9 @@ class Workspaces:
         from spar_desktop.core.retrieval.vector_store import delete_collection
 
         with self.library.session() as s:
-            ws = self._row(s, name)
+            ws = self.workspace_row(s, name)
             delete_collection(self.engine.chroma, ws.collection)
-            self._searchers.pop(ws.id, None)
+            self.searchers.forget(ws.id, ws.collection)
             s.execute(delete(QueryLogEntry).where(QueryLogEntry.workspace_id == ws.id))
             s.execute(delete(WorkspaceFile).where(WorkspaceFile.workspace_id == ws.id))
             s.delete(ws)

@@ -7,14 +7,14 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from sqlalchemy import select
 
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
-from spar_desktop.core.workspaces.models import QueryLogEntry, WorkspaceStatus
+from spar_desktop.core.workspaces.models import QueryLogEntry
 
 log = logging.getLogger(__name__)
 
@@ -56,37 +56,40 @@ class WorkspaceResults:
     notes: tuple[str, ...] = ()
 
 
-def _searcher(manager: "Workspaces", name: str):
-    """The workspace's searcher: reused while the build is current, else rebuilt from the cache."""
-    with manager.library.session() as s:
-        ws = manager._row(s, name)
-        ws_id, status, built_at = ws.id, ws.status, ws.built_at
-    if status == WorkspaceStatus.ARCHIVED:
+def open_searcher(manager: "Workspaces", name: str) -> tuple[int, Any, tuple[str, ...]]:
+    """(workspace id, searcher, notes). The searcher of the current build comes from memory or
+    from the state its build saved (searchers.py); only a missing or stale state (notes say
+    why) rebuilds it, from the embedding cache: nothing is re-embedded unless files changed."""
+    info = manager.get(name)
+    if info.archived:
         raise WorkspaceError(f"'{name}' is archived: reactivate it first (spar ws reactivate \"{name}\")")
-    if status in (WorkspaceStatus.DRAFT, WorkspaceStatus.ERROR) or built_at is None:
+    if not info.searchable:
         raise WorkspaceError(f"'{name}' is not built yet: spar ws build \"{name}\"")
-    cached = manager._searchers.get(ws_id)
-    notes: tuple[str, ...] = ()
-    if cached is None or cached[0] != built_at:
-        report = manager.build(name)  # from the cache: re-embeds nothing unless files changed
-        notes = tuple(report.notes)
-        cached = manager._searchers[ws_id]
-    return ws_id, cached[1], notes
+    searcher, why = manager.searchers.open(info.id, info.built_at)
+    if searcher is not None:
+        return info.id, searcher, ()
+    report = manager.build(name)
+    notes = ((f"{why}: rebuilt from the cache",) if why else ()) + tuple(report.notes)
+    built = manager.get(name)
+    searcher = manager.searchers.get(built.id, built.built_at)
+    if searcher is None:  # pragma: no cover - a build that finished always leaves its searcher
+        raise WorkspaceError(f"'{name}' could not be opened after a build")
+    return built.id, searcher, notes
 
 
 def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, method: str = "hybrid",
                      session_key: Optional[str] = None, source: str = "search") -> WorkspaceResults:
-    ws_id, searcher, notes = _searcher(manager, name)
+    ws_id, searcher, notes = open_searcher(manager, name)
     t0 = time.perf_counter()
     try:
         results = searcher.search(query, k=k, method=method)
     except VectorStoreError as exc:  # deleted or damaged behind our back: reopen, rebuild once from the cache
         log.warning("vector store failed during a search (%s); reopening it", exc)
-        manager._searchers.pop(ws_id, None)
+        manager.searchers.forget(ws_id, disk=False)  # the build below saves a new state
         manager.engine.reopen_chroma()
         report = manager.build(name)
         notes = tuple(report.notes) + ("the vector collection had disappeared; rebuilt from cached embeddings",)
-        ws_id, searcher, _ = _searcher(manager, name)
+        ws_id, searcher, _ = open_searcher(manager, name)
         results = searcher.search(query, k=k, method=method)
     latency = (time.perf_counter() - t0) * 1000
     ids = {h.file_id for h in results.hits if h.file_id is not None}

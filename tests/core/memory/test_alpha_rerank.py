@@ -156,13 +156,13 @@ def test_workspaces_use_a_trained_alpha_and_ignore_a_broken_one(ws, caplog):
     mgr, _ = ws
     path = mgr.library.settings.data_dir / DEFAULT_FILE
     AlphaModel("ridge", [0.0, 0.0, 0.0, 0.0], 0.3).save(path)
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     mgr.search("ops", "yaw motor")
-    searcher = next(iter(mgr._searchers.values()))[1]
+    searcher = mgr.searchers.items()[0][1]
     assert searcher.search("yaw motor").alpha == pytest.approx(0.3)
     path.write_text("{not json", encoding="utf-8")
     caplog.set_level(logging.WARNING)
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     mgr.search("ops", "yaw motor")
-    searcher = next(iter(mgr._searchers.values()))[1]
+    searcher = mgr.searchers.items()[0][1]
     assert searcher.alpha_model is None and "fixed alpha instead" in caplog.text

@@ -29,7 +29,7 @@ def test_feedback_evolves_keys_and_reset_restores_results_exactly(ws):
     both = EVERY.with_(bm25_units=3)  # BM25 keys evolve too (off by default)
     out = record_feedback(mgr, "ops", QUERY, [target], success=True, config=both)
     assert out.accepted and out.credited_chunks == 1 and out.units and out.evolved_keys == 1
-    searcher = next(iter(mgr._searchers.values()))[1]
+    searcher = mgr.searchers.items()[0][1]
     assert searcher.overrides[target].extra_text  # unit text appended to the BM25 key
     stats = memory_stats(mgr, "ops")
     assert stats.evolved_keys == 1 and stats.units >= 1 and stats.rounds == 1 and stats.accepted == 1
@@ -48,7 +48,7 @@ def test_feedback_evolves_keys_and_reset_restores_results_exactly(ws):
     assert reset_memory(mgr, "ops") > 0
     assert memory_stats(mgr, "ops").evolved_keys == 0
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before
-    mgr._searchers.clear()  # a fresh process: the collection is reconciled from the database
+    mgr.searchers.clear()  # a fresh process: the collection is reconciled from the database
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before
 
 
@@ -108,5 +108,5 @@ def test_failed_collection_write_leaves_everything_as_it_was(ws, monkeypatch):
     assert not out.accepted and "disk full" in out.reason
     assert memory_stats(mgr, "ops").evolved_keys == 0
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before

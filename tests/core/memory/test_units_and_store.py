@@ -112,7 +112,7 @@ def test_memory_from_another_model_is_ignored(ws, caplog):
         s.add(MemoryUnitRow(content_hash=wf.content_hash, chunker_key=ck, chunk_id="c0", model_id="bge-large@1",
                             text="foreign", kind="terms", vector=vec.tobytes(), score=1.0, hits=1))
     caplog.set_level(logging.INFO, logger="spar_desktop.core.memory")
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     assert [(h.path, h.chunk_id, h.score) for h in mgr.search("ops", QUERY).hits] == before
     assert "another embedding model" in caplog.text
     st = memory_stats(mgr, "ops")

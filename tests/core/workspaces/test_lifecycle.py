@@ -132,7 +132,7 @@ def test_vanished_files_deleted_tags_and_broken_vector_store(env):
     # The Chroma directory is deleted behind the app's back: detected and rebuilt from cache.
     mgr.engine._client = None
     shutil.rmtree(tmp / "data" / "chroma")
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     res = mgr.search("hr", "harness rescue plan")
     assert paths(res) and paths(res)[0].startswith("policy")
     # A file goes missing: the hit says so; the next update lists it as missing.
@@ -155,7 +155,7 @@ def test_corrupted_vector_store_is_set_aside(env):
     mgr.create("fin", tags=["Finance"])
     mgr.build("fin")
     mgr.engine._client = None
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     for f in (tmp / "data" / "chroma").glob("*.sqlite3"):
         f.write_bytes(b"this is not a database" * 100)
     res = mgr.search("fin", "capital budget contingency")
@@ -225,7 +225,7 @@ def test_search_survives_the_vector_store_process_dying_and_its_files_vanishing(
     assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
     shutil.rmtree(tmp / "data" / "chroma")  # then its files vanish behind the app's back
     assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
-    mgr._searchers.clear()  # and the app starts again: the workspace is rebuilt from cached embeddings
+    mgr.searchers.clear()  # and the app starts again: the workspace is rebuilt from cached embeddings
     mgr.engine.reopen_chroma()
     assert paths(mgr.search("hr", "harness rescue plan"))[0].startswith("policy")
     mgr.engine.chroma.shutdown()  # the helper goes away under a searcher that still holds its collection
@@ -239,7 +239,7 @@ def test_a_corrupted_store_is_set_aside_by_the_app_too(app_env):
     mgr.create("fin", tags=["Finance"])
     mgr.build("fin")
     mgr.engine._drop_client()  # the app closes; its helper process lets go of the files
-    mgr._searchers.clear()
+    mgr.searchers.clear()
     for f in (tmp / "data" / "chroma").glob("*.sqlite3"):
         f.write_bytes(b"this is not a database" * 100)
     res = mgr.search("fin", "capital budget contingency")  # the next start opens a damaged store

@@ -1,0 +1,283 @@
+"""The workspaces' searchers: kept in memory, saved when a build finishes, opened by the next process.
+
+A search in a new process (``spar ws search``, the app's first search) used to rebuild the
+workspace to get a searcher: 10-25 s for a 17 ms query. Now a finished build saves its searcher
+under ``DATA_DIR/workspaces/<collection>/searcher/`` and a miss in memory opens that instead.
+
+On disk: ``searcher/CURRENT`` names the live ``state-<token>/`` directory (retrieval/
+searcher_state.py). A save writes ``tmp-<token>/``, renames it to ``state-<token>/``, then
+replaces ``CURRENT`` (one atomic file rename) and removes older states, so a kill at any point
+leaves either the old or the new state live. A saved state is used only when it was saved for the
+workspace's current build (built_at, model, chunker key, chunk count, chunk keys), its evolved keys
+are those in the database (another workspace sharing a file may have evolved or reset them since),
+and the workspace's Chroma collection still holds its vectors; otherwise the caller rebuilds from the
+embedding cache, with a note saying why.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import shutil
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = "searcher"
+POINTER = "CURRENT"
+_OPENABLE = (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING)  # BUILDING: an update is running
+_ABANDONED_SECONDS = 3600  # a tmp-* directory this old was left by a killed process
+
+
+class SearcherCache:
+    """Workspace id → (built_at, searcher), backed by the saved states. Thread-safe; a searcher
+    is immutable, so one found here can serve queries while another replaces it."""
+
+    def __init__(self, library: Any, engine: Callable[[], Any]) -> None:
+        self._library = library
+        self._engine = engine  # a callable: the manager's engine may be swapped (tests, reopen)
+        self._lock = threading.RLock()
+        self._save_lock = threading.Lock()
+        self._mem: dict[int, tuple[datetime, Any]] = {}
+
+    # -- memory ------------------------------------------------------------------------------
+    def cached(self, ws_id: int) -> Optional[Any]:
+        """The searcher in memory, whatever build it belongs to (None when there is none)."""
+        with self._lock:
+            entry = self._mem.get(ws_id)
+        return entry[1] if entry else None
+
+    def items(self) -> list[tuple[int, Any]]:
+        with self._lock:
+            return [(i, e[1]) for i, e in self._mem.items()]
+
+    def clear(self) -> None:
+        """Forget every searcher in memory (saved states stay): as a new process starts."""
+        with self._lock:
+            self._mem.clear()
+
+    # -- get / replace / forget ----------------------------------------------------------------
+    def get(self, ws_id: int, built_at: Optional[datetime]) -> Optional[Any]:
+        return self.open(ws_id, built_at)[0]
+
+    def open(self, ws_id: int, built_at: Optional[datetime]) -> tuple[Optional[Any], Optional[str]]:
+        """(searcher of this build, None), from memory or from its saved state; else (None, why)."""
+        with self._lock:
+            entry = self._mem.get(ws_id)
+            if entry is not None and entry[0] == built_at:
+                return entry[1], None
+        if built_at is None:
+            return None, "the workspace is not built"
+        t0 = time.perf_counter()
+        try:
+            searcher = self._load(ws_id, built_at)
+        except _Stale as exc:
+            log.info("saved searcher of workspace %s not used: %s", ws_id, exc)
+            return None, str(exc)
+        except Exception as exc:  # noqa: BLE001 - any failure to open means "rebuild", never a crash
+            log.warning("saved searcher of workspace %s could not be opened: %s", ws_id, exc)
+            return None, f"the saved search index could not be opened ({exc})"
+        with self._lock:
+            entry = self._mem.get(ws_id)
+            if entry is not None and entry[0] == built_at:  # another thread got there first
+                return entry[1], None
+            self._mem[ws_id] = (built_at, searcher)
+        log.info("opened the saved searcher of workspace %s (%d chunks) in %.0f ms", ws_id, len(searcher),
+                 (time.perf_counter() - t0) * 1000)
+        return searcher, None
+
+    def replace(self, ws_id: int, built_at: datetime, searcher: Any, save: bool = True) -> Optional[str]:
+        """Make ``searcher`` this workspace's (a build finished, keys evolved or were reset) and
+        save it for the next process. Returns why saving failed (the searcher is used anyway;
+        the next process rebuilds), else None."""
+        with self._lock:
+            self._mem[ws_id] = (built_at, searcher)
+        if not save:
+            return None
+        try:
+            with self._save_lock:
+                with self._lock:  # a newer replace came while waiting: it saves its own searcher
+                    if self._mem.get(ws_id, (None, None))[1] is not searcher:
+                        return None
+                self._save(ws_id, built_at, searcher)
+        except Exception as exc:  # noqa: BLE001 - a full disk must not fail a build
+            log.warning("could not save the searcher of workspace %s: %s", ws_id, exc)
+            return f"the search index could not be saved for the next start ({exc})"
+        return None
+
+    def update(self, ws_id: int, searcher: Any) -> Optional[str]:
+        """Swap the searcher of the current build (keys evolved or reset) and save it; nothing
+        happens when this workspace has no searcher in memory."""
+        with self._lock:
+            entry = self._mem.get(ws_id)
+        if entry is None:
+            return None
+        return self.replace(ws_id, entry[0], searcher)
+
+    def forget(self, ws_id: int, collection: Optional[str] = None, disk: bool = True) -> None:
+        """Drop the searcher from memory and (``disk``) its saved states: archive, delete, a
+        vector store that failed. ``collection``: the workspace's, when its row is going away."""
+        with self._lock:
+            self._mem.pop(ws_id, None)
+        if not disk:
+            return
+        if collection is None:
+            with self._library.session() as s:
+                ws = s.get(Workspace, ws_id)
+                collection = ws.collection if ws is not None else None
+        if collection:
+            shutil.rmtree(self._dir(collection).parent, ignore_errors=True)
+
+    def forget_sharing(self, hashes: Iterable[str], keep: Optional[int] = None) -> None:
+        """Drop from memory the searchers holding any of these files (their keys were reset);
+        their saved states are found stale by the evolved-key check when next opened."""
+        mine = set(hashes)
+        with self._lock:
+            for ws_id, (_, other) in list(self._mem.items()):
+                if ws_id != keep and mine & other.content_hashes():
+                    self._mem.pop(ws_id, None)
+
+    # -- disk --------------------------------------------------------------------------------
+    def _dir(self, collection: str) -> Path:
+        return Path(self._engine().settings.data_dir) / "workspaces" / collection / STATE_DIR
+
+    def _save(self, ws_id: int, built_at: datetime, searcher: Any) -> Path:
+        from spar_desktop.core.retrieval import searcher_state
+
+        with self._library.session() as s:
+            ws = s.get(Workspace, ws_id)
+            if ws is None:
+                raise RuntimeError("the workspace no longer exists")
+            built_from = {"workspace_id": ws_id, "collection": ws.collection, "built_at": built_at.isoformat(),
+                          "model_id": ws.model_id, "chunker_key": ws.chunker_key, "chunks": len(searcher),
+                          "key_tags": _tags_digest(searcher, searcher.overrides)}
+        root = self._dir(built_from["collection"])
+        root.mkdir(parents=True, exist_ok=True)
+        token = f"{int(time.time())}-{secrets.token_hex(4)}"
+        tmp = root / f"tmp-{token}"
+        t0 = time.perf_counter()
+        try:
+            searcher_state.save(searcher, tmp, built_from)
+            final = root / f"state-{token}"
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        pointer = root / f"{POINTER}.{token}"
+        pointer.write_text(final.name, encoding="utf-8")
+        os.replace(pointer, root / POINTER)  # the switch: atomic on every platform
+        _remove_old(root, final.name)
+        log.info("saved the searcher of workspace %s (%d chunks) in %.0f ms", ws_id, len(searcher),
+                 (time.perf_counter() - t0) * 1000)
+        return final
+
+    def _load(self, ws_id: int, built_at: datetime) -> Any:
+        from spar_desktop.core.retrieval import searcher_state
+        from spar_desktop.core.retrieval.vector_store import ChromaCollection
+        from spar_desktop.core.retrieval.alpha import load_default_model
+        from spar_desktop.core.workspaces.engine import chunker_config
+
+        with self._library.session() as s:
+            ws = s.get(Workspace, ws_id)
+            if ws is None or ws.status not in _OPENABLE or ws.built_at != built_at:
+                raise _Stale("the workspace changed")
+            row = {"workspace_id": ws_id, "collection": ws.collection, "built_at": built_at.isoformat(),
+                   "model_id": ws.model_id, "chunker_key": ws.chunker_key, "chunks": ws.chunk_count}
+        root = self._dir(row["collection"])
+        try:
+            name = (root / POINTER).read_text(encoding="utf-8").strip()
+        except FileNotFoundError:
+            raise _Stale("no saved search index yet") from None
+        state = root / name
+        try:
+            manifest = searcher_state.read_manifest(state)
+        except searcher_state.StateError as exc:
+            raise _Stale(f"the saved search index is unusable: {exc}") from None
+        saved = manifest.get("built_from") or {}
+        differ = [k for k, v in row.items() if saved.get(k) != v]
+        if differ:
+            raise _Stale(f"the saved search index is from another build ({', '.join(differ)} differ)")
+        engine = self._engine()
+        encoder = engine.encoder
+        if encoder.model_id != row["model_id"]:
+            raise _Stale("the embedding model changed since the build")
+        if chunker_config(engine.settings).cache_key != row["chunker_key"]:
+            raise _Stale("the chunking settings changed since the build")
+        try:
+            collection = ChromaCollection(engine.chroma, row["collection"], encoder.model_id, create=False)
+            count = collection.count()
+        except Exception as exc:  # noqa: BLE001 - missing, other model, broken: the build sorts it out
+            raise _Stale(f"the vector collection is not usable ({exc})") from None
+        if count != row["chunks"]:
+            raise _Stale(f"the vector collection holds {count} vectors, not {row['chunks']}")
+        settings = self._library.settings
+        try:
+            searcher = searcher_state.load(state, encoder, collection=collection, manifest=manifest,
+                                           alpha_model=load_default_model(settings.data_dir if settings else None))
+        except searcher_state.StateError as exc:
+            raise _Stale(f"the saved search index is unusable: {exc}") from None
+        if _tags_digest(searcher, _stored_keys(self._library, searcher, row)) != saved.get("key_tags"):
+            raise _Stale("evolved keys changed since the index was saved")
+        return searcher
+
+
+class _Stale(Exception):
+    pass
+
+
+def _stored_keys(library: Any, searcher: Any, row: dict) -> dict[str, Any]:
+    """Chunk key → evolved key as the database has it now (what a build would apply)."""
+    from spar_desktop.core.memory import store
+
+    if searcher.original_vectors is None or not row["chunker_key"]:
+        return {}
+    docs_of: dict[str, list[str]] = {}
+    for doc_id, (content_hash, _) in searcher.table.doc_refs.items():
+        docs_of.setdefault(content_hash, []).append(doc_id)
+    with library.session() as s:
+        stored = store.load_keys(s, list(docs_of), row["chunker_key"], row["model_id"],
+                                 int(searcher.original_vectors.shape[1]))
+    out = {}
+    for (content_hash, _, chunk_id), (_, _, tag) in stored.items():
+        for doc_id in docs_of.get(content_hash, ()):
+            key = f"{doc_id}#{chunk_id}"
+            if searcher.position(key) is not None:
+                out[key] = tag
+    return out
+
+
+def _tags_digest(searcher: Any, keys: dict[str, Any]) -> str:
+    """Digest of (chunk key, tag) of the evolved keys; tags are content-addressed (store.key_tag)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for k in sorted(keys):
+        tag = keys[k] if isinstance(keys[k], str) else keys[k].tag
+        h.update(f"{k}\t{tag}\n".encode("utf-8"))
+    return h.hexdigest()
+
+
+def _remove_old(root: Path, live: str) -> None:
+    """Older states go at once (a process still reading one keeps its open files on POSIX; on
+    Windows the removal fails and is retried at the next save); tmp-* only once abandoned."""
+    now = time.time()
+    for child in root.iterdir():
+        if child.name == live or child.name == POINTER:
+            continue
+        try:
+            abandoned = now - child.stat().st_mtime > _ABANDONED_SECONDS
+        except OSError:
+            continue
+        if child.name.startswith("state-"):
+            shutil.rmtree(child, ignore_errors=True)
+        elif abandoned and child.name.startswith("tmp-"):
+            shutil.rmtree(child, ignore_errors=True)
+        elif abandoned and child.name.startswith(f"{POINTER}."):
+            child.unlink(missing_ok=True)
