@@ -55,6 +55,9 @@ class LibraryController(QObject):
             self.watcher = FolderWatcher(debounce_ms, ignore=(str(self.data_dir),),
                                          allow=(str(self.data_dir / SAMPLE_DIR_NAME),), parent=self)
             self.watcher.changed.connect(lambda root: self.start_scan(root, from_watch=True))
+            self.watcher.not_fully_watched.connect(lambda root: self.status.emit(
+                f"{root} has more folders than can be watched: it is re-scanned every "
+                f"{self.watcher.poll_minutes:g} minutes instead"))
         self._scan_targets: dict[str, str] = {}  # task key → folder being scanned
         self._pending_rescans: set[str] = set()
 

@@ -1,8 +1,11 @@
-"""Watched folders: a watchdog Observer per indexed root, debounced into one rescan per burst.
+"""Watched folders, debounced into one rescan per burst of changes.
 
-watchdog calls back on its own thread; the handler only emits a Qt signal carrying the root
-(a str), which is queued to the UI thread where a per-root single-shot timer restarts on every
-event. The rescan starts once the folder has been quiet for ``debounce_ms``.
+On Linux the watching is core/library/folder_watch.py (inotify on exactly the folders the scan
+indexes, bounded; a root with more folders than the bound is re-scanned every
+``poll_minutes`` instead, and ``not_fully_watched`` says so). Elsewhere a watchdog Observer
+per root. Either calls back on its own thread; the handler only emits a Qt signal carrying the
+root (a str), queued to the UI thread, where a per-root single-shot timer restarts on every event.
+The rescan starts once the folder has been quiet for ``debounce_ms``.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ _CHANGE_EVENTS = {"created", "deleted", "modified", "moved", "closed"}
 class _Bridge(QObject):
     event_seen = Signal(str)
     watching = Signal(str)
+    incomplete = Signal(str)
 
 
 class FolderWatcher(QObject):
@@ -31,16 +35,23 @@ class FolderWatcher(QObject):
 
     changed = Signal(str)
     watching = Signal(str)  # a root's watch is active (set up off the UI thread)
+    not_fully_watched = Signal(str)  # too many folders to watch: re-scanned every poll_minutes
 
     def __init__(self, debounce_ms: int = 2000, ignore: tuple[str, ...] = (), allow: tuple[str, ...] = (),
-                 parent: Optional[QObject] = None) -> None:
+                 parent: Optional[QObject] = None, max_watches: Optional[int] = None,
+                 poll_minutes: float = 15.0) -> None:
         super().__init__(parent)
         self.debounce_ms = debounce_ms
+        self.poll_minutes = poll_minutes
+        self._max_watches = max_watches
+        self._inotify = None  # core.library.folder_watch.InotifyWatcher, created on first watch
+        self._polls: dict[str, QTimer] = {}
         self._ignore = tuple(os.path.realpath(p) for p in ignore)  # e.g. our own data dir ...
         self._allow = tuple(os.path.realpath(p) for p in allow)  # ... except these folders in it
         self._bridge = _Bridge(self)
         self._bridge.event_seen.connect(self._event, Qt.ConnectionType.QueuedConnection)
         self._bridge.watching.connect(self.watching, Qt.ConnectionType.QueuedConnection)
+        self._bridge.incomplete.connect(self._poll_instead, Qt.ConnectionType.QueuedConnection)
         self._lock = threading.Lock()
         self._timers: dict[str, QTimer] = {}
         self._watches: dict[str, object] = {}
@@ -56,12 +67,16 @@ class FolderWatcher(QObject):
         with self._lock:
             return sorted(r for r, w in self._watches.items() if w is not None)
 
-    def watch(self, root: str) -> bool:
+    def watch(self, root: str, ignore_patterns: tuple[str, ...] = ()) -> bool:
         """Watch an indexed root: a folder recursively, a single indexed file through its folder."""
         root = os.path.realpath(root)
         single = os.path.isfile(root)
         if root in self._watches or not (single or os.path.isdir(root)):
             return False
+        from spar_desktop.core.library import folder_watch
+
+        if folder_watch.available():
+            return self._watch_inotify(root, ignore_patterns)
         try:
             from watchdog.events import FileSystemEventHandler
             from watchdog.observers import Observer
@@ -116,11 +131,54 @@ class FolderWatcher(QObject):
         threading.Thread(target=schedule, name=f"watch {os.path.basename(root)}", daemon=True).start()
         return True
 
+    def _watch_inotify(self, root: str, ignore_patterns: tuple[str, ...]) -> bool:
+        from spar_desktop.core.library.folder_watch import InotifyWatcher
+
+        if self._inotify is None:
+            try:
+                self._inotify = InotifyWatcher(self._bridge.event_seen.emit, self._max_watches,
+                                               excluded=self._ignore, allowed=self._allow)
+            except OSError as exc:
+                log.warning("folders are not watched: %s", exc)
+                return False
+        with self._lock:
+            self._watches[root] = None
+        inotify, bridge, watches, lock = self._inotify, self._bridge, self._watches, self._lock
+
+        def schedule() -> None:  # walks the tree: seconds on a big share, so never on the UI thread
+            status = inotify.add_root(root, ignore_patterns)
+            with lock:
+                if root not in watches:
+                    inotify.remove_root(root)  # unwatched meanwhile
+                    return
+                watches[root] = status
+            if not status.complete:
+                bridge.incomplete.emit(root)
+            bridge.watching.emit(root)
+
+        threading.Thread(target=schedule, name=f"watch {os.path.basename(root)}", daemon=True).start()
+        return True
+
+    def _poll_instead(self, root: str) -> None:
+        """A root with more folders than can be watched: re-scan it on a timer instead."""
+        if root not in self._watches or root in self._polls:
+            return
+        timer = self._polls[root] = QTimer(self)
+        timer.setInterval(int(self.poll_minutes * 60_000))
+        timer.timeout.connect(lambda r=root: self.changed.emit(r))
+        timer.start()
+        self.not_fully_watched.emit(root)
+
     def unwatch(self, root: str) -> None:
         root = os.path.realpath(root)
+        poll = self._polls.pop(root, None)
+        if poll is not None:
+            poll.stop()
+        if self._inotify is not None:
+            self._inotify.remove_root(root)
         with self._lock:
             watch = self._watches.pop(root, None)
-        if watch is not None and self._observer is not None:
+        if self._inotify is None and watch is not None and self._observer is not None:
             try:
                 self._observer.unschedule(watch)
             except (KeyError, OSError):
@@ -130,9 +188,13 @@ class FolderWatcher(QObject):
             timer.stop()
 
     def stop(self) -> None:
-        for timer in self._timers.values():
+        for timer in list(self._timers.values()) + list(self._polls.values()):
             timer.stop()
         self._timers.clear()
+        self._polls.clear()
+        if self._inotify is not None:
+            self._inotify.close()
+            self._inotify = None
         with self._lock:
             self._watches.clear()
         if self._observer is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.ui.conftest import UI_TIMEOUT_MS
 
 
@@ -63,5 +65,61 @@ def test_a_file_indexed_alone_is_watched_without_its_siblings(qtbot, tmp_path):
         with qtbot.waitSignal(watcher.changed, timeout=10_000) as changed:
             report.write_text("v2, edited", encoding="utf-8")
         assert changed.args == [str(report.resolve())]
+    finally:
+        watcher.stop()
+
+
+def _tree(root, folders: int = 3):
+    for i in range(folders):
+        (root / "docs" / f"d{i}").mkdir(parents=True)
+    venv = root / ".venv" / "lib" / "python3.11" / "site-packages"
+    for i in range(40):  # a checkout's virtualenv: thousands of folders in real life
+        (venv / f"pkg{i}").mkdir(parents=True)
+
+
+def test_only_indexed_folders_are_watched(qtbot, tmp_path):
+    """The scan skips .venv, node_modules, .git...: the watcher must not watch them either (a
+    checkout's .venv made the old recursive watcher spin at 35-80% CPU while idle)."""
+    from spar_desktop.core.library import folder_watch
+    from spar_desktop.ui.watcher import FolderWatcher
+
+    if not folder_watch.available():
+        pytest.skip("inotify is Linux-only")
+    _tree(tmp_path / "share")
+    watcher = FolderWatcher(debounce_ms=100)
+    try:
+        with qtbot.waitSignal(watcher.watching, timeout=10_000):
+            assert watcher.watch(str(tmp_path / "share"))
+        assert watcher._inotify.watch_count == 5  # share, docs, docs/d0..d2: nothing under .venv
+        with qtbot.assertNotEmitted(watcher.changed, wait=600):
+            (tmp_path / "share" / ".venv" / "lib" / "python3.11" / "site-packages" / "pkg3" / "m.py").write_text("x")
+            (tmp_path / "share" / "docs" / "draft.tmp").write_text("editor temp file")  # ignored name
+        with qtbot.waitSignal(watcher.changed, timeout=10_000):
+            (tmp_path / "share" / "docs" / "d1" / "report.txt").write_text("a user's file")
+        # A folder created later is watched too, and what appears inside it counts.
+        (tmp_path / "share" / "docs" / "new").mkdir()
+        qtbot.waitUntil(lambda: watcher._inotify.watch_count == 6, timeout=10_000)
+        qtbot.wait(300)
+        with qtbot.waitSignal(watcher.changed, timeout=10_000):
+            (tmp_path / "share" / "docs" / "new" / "memo.txt").write_text("inside the new folder")
+    finally:
+        watcher.stop()
+
+
+def test_a_share_past_the_watch_bound_is_rescanned_periodically(qtbot, tmp_path):
+    from spar_desktop.core.library import folder_watch
+    from spar_desktop.ui.watcher import FolderWatcher
+
+    if not folder_watch.available():
+        pytest.skip("inotify is Linux-only")
+    _tree(tmp_path / "share", folders=6)
+    watcher = FolderWatcher(debounce_ms=100, max_watches=3, poll_minutes=0.005)  # a 0.3 s period
+    try:
+        with qtbot.waitSignal(watcher.not_fully_watched, timeout=10_000) as told:
+            watcher.watch(str(tmp_path / "share"))
+        assert told.args == [str((tmp_path / "share").resolve())]
+        assert watcher._inotify.watch_count == 3
+        with qtbot.waitSignal(watcher.changed, timeout=10_000):  # nothing changed: the periodic rescan
+            pass
     finally:
         watcher.stop()
