@@ -103,6 +103,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
+    from spar_desktop.ui.platform_check import platform_problem
+
+    problem = platform_problem()
+    if problem:  # Qt would abort with "reinstalling the application may fix this problem"
+        print(problem, file=sys.stderr)
+        return 2
     import qasync
     from PySide6.QtCore import QLockFile
     from PySide6.QtWidgets import QApplication, QMessageBox
