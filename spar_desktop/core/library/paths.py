@@ -55,6 +55,12 @@ class IgnoreMatcher:
         self._glob_re = re.compile("|".join(fnmatch.translate(p) for p in globs)) if globs else None
         self._path_re = re.compile("|".join(fnmatch.translate(p) for p in self.path_patterns)) if self.path_patterns else None
 
+    @property
+    def name_rules(self) -> tuple[frozenset[str], Optional["re.Pattern[str]"], Optional["re.Pattern[str]"]]:
+        """(exact names, compiled name globs or None, compiled path globs or None): for a caller
+        that tests every entry of a big tree inline instead of through ``ignored``."""
+        return frozenset(self._exact), self._glob_re, self._path_re
+
     def ignored(self, name: str, rel_path: str) -> bool:
         if name in self._exact:
             return True

@@ -32,6 +32,7 @@ SAMPLE_BYTES = 1024 * 1024
 HASH_BLOCK = 1024 * 1024
 SAMPLED_HASH_PREFIX = "b2s:"
 SNIFF_BYTES = 8192
+READ_ONCE = 64 * 1024  # first read of a file: sniffs the format and, up to this size, is all we hash
 
 EXTENSION_FORMATS = {
     ".pdf": "pdf", ".docx": "docx", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt",
@@ -58,6 +59,11 @@ MAGIC = [
 ]
 
 
+_MAGIC_BY_FIRST_BYTE: dict[bytes, list[tuple[bytes, str]]] = {}
+for _magic, _fmt in MAGIC:
+    _MAGIC_BY_FIRST_BYTE.setdefault(_magic[:1], []).append((_magic, _fmt))
+
+
 @dataclass
 class ProbeResult:
     size: int
@@ -74,7 +80,15 @@ class ProbeResult:
 
 
 def format_from_name(name: str) -> str:
-    return EXTENSION_FORMATS.get(os.path.splitext(name)[1].lower(), "other")
+    """Format by extension (as os.path.splitext sees it: '.pdf' alone is a hidden name, not a PDF)."""
+    i = name.rfind(".")
+    if i <= 0:
+        return "other"
+    fmt = EXTENSION_FORMATS.get(name[i:].lower())
+    if fmt is None:
+        return "other"
+    start = max(name.rfind("/"), name.rfind(os.sep)) + 1
+    return fmt if name[start:i].strip(".") else "other"
 
 
 _TEXT_BYTES = bytes([9, 10, 11, 12, 13, 27]) + bytes(range(32, 256))
@@ -98,7 +112,7 @@ FORMAT_NAMES = {"pdf": "a PDF document", "image": "an image", "archive": "a comp
 def sniff_format(name: str, head: bytes) -> tuple[str, Optional[str]]:
     """Return (format, problem) from the name and the first bytes; problem explains a mismatch."""
     by_name = format_from_name(name)
-    for magic, fmt in MAGIC:
+    for magic, fmt in _MAGIC_BY_FIRST_BYTE.get(head[:1], ()):
         if head.startswith(magic):
             if fmt == "ole":
                 return (by_name if by_name in ("doc", "xls", "ppt", "email") else "ole"), None
@@ -132,6 +146,14 @@ def hash_fd(fd: int) -> str:
     """Full-content BLAKE2b of an open file (hashlib releases the GIL for each block)."""
     h = hashlib.blake2b(digest_size=20)
     os.lseek(fd, 0, os.SEEK_SET)
+    while block := os.read(fd, HASH_BLOCK):
+        h.update(block)
+    return "b2:" + h.hexdigest()
+
+
+def _hash_rest(fd: int, head: bytes) -> str:
+    """Full-content BLAKE2b of a file whose first bytes ``head`` were just read from ``fd``."""
+    h = hashlib.blake2b(head, digest_size=20)
     while block := os.read(fd, HASH_BLOCK):
         h.update(block)
     return "b2:" + h.hexdigest()
@@ -243,22 +265,32 @@ def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
     """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses).
 
     Without ``follow_links`` the file is opened with O_NOFOLLOW: a file swapped for a symbolic
-    link after the scanner checked where links point is refused, not read.
+    link after the scanner checked where links point is refused, not read. O_NONBLOCK: a file
+    swapped for a FIFO after the listing must not block the scan (no effect on regular files).
+    One read of up to READ_ONCE bytes serves both the format sniff and, for a small file (most of
+    a share), the whole content hash: open, fstat, read, close.
     """
-    flags = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0))
+    flags = (os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+             | (0 if follow_links else getattr(os, "O_NOFOLLOW", 0)))
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
         if not stat_mod.S_ISREG(st.st_mode):
             return ProbeResult(st.st_size, st.st_mtime_ns, "other", None, FileStatus.UNSUPPORTED, "not a regular file")
-        head = os.pread(fd, SNIFF_BYTES, 0)
-        fmt, problem = sniff_format(name, head)
-        result = ProbeResult(st.st_size, st.st_mtime_ns, fmt, None)
-        if st.st_size == 0:
-            result.content_hash = "b2:empty"
-            result.status, result.error = FileStatus.EMPTY, "empty file (0 bytes)"
+        size = st.st_size
+        if size == 0:
+            result = ProbeResult(0, st.st_mtime_ns, sniff_format(name, b"")[0], "b2:empty",
+                                 FileStatus.EMPTY, "empty file (0 bytes)")
             return result
-        result.content_hash = hash_fd(fd) if hashed_in_full(fmt, st.st_size) else _sampled_hash_fd(fd, st.st_size)
+        head = os.read(fd, READ_ONCE if size <= SAMPLE_ABOVE else SNIFF_BYTES)
+        fmt, problem = sniff_format(name, head if len(head) <= SNIFF_BYTES else head[:SNIFF_BYTES])
+        result = ProbeResult(size, st.st_mtime_ns, fmt, None)
+        if not hashed_in_full(fmt, size):
+            result.content_hash = _sampled_hash_fd(fd, size)
+        elif len(head) == size:  # the whole file (as fstat described it) is in hand
+            result.content_hash = "b2:" + hashlib.blake2b(head, digest_size=20).hexdigest()
+        else:
+            result.content_hash = _hash_rest(fd, head)
     finally:
         os.close(fd)
     if problem:

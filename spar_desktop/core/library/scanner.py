@@ -14,12 +14,14 @@ import logging
 import os
 import stat as stat_mod
 import time
+from operator import attrgetter, itemgetter
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Iterator, Optional, Sequence
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, select, update
 
+from spar_desktop.core.library.bulk import fetch_rows, insert_rows
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, TagSource, utcnow
 from spar_desktop.core.library.paths import (
@@ -32,6 +34,8 @@ from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_sp
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
+
+_entry_name = attrgetter("name")
 
 
 @dataclass
@@ -54,15 +58,6 @@ class ScanReport:
         return self.new + self.changed + self.unchanged
 
 
-@dataclass
-class _Known:
-    id: int
-    size: int
-    mtime_ns: int
-    status: str
-    content_hash: Optional[str]
-
-
 def _os_error_message(exc: OSError, is_link: bool) -> str:
     if exc.errno == errno.ENOENT and is_link:
         return "broken symbolic link (its target does not exist)"
@@ -76,7 +71,7 @@ def _os_error_message(exc: OSError, is_link: bool) -> str:
 
 
 class Scanner:
-    def __init__(self, library: Library, batch_size: int = 500) -> None:
+    def __init__(self, library: Library, batch_size: int = 2000) -> None:
         self.library = library
         self.batch_size = batch_size
         data_dir = library.settings.data_dir if library.settings else None
@@ -151,7 +146,14 @@ class Scanner:
 
 
 class _ScanRun:
-    """State of one scan of one subtree of a root (kept out of Scanner so Scanner is reusable)."""
+    """State of one scan of one subtree of a root (kept out of Scanner so Scanner is reusable).
+
+    Known rows are plain tuples ``(path, id, size, mtime_ns, status, content_hash)`` in a dict loaded by
+    one select; a row that must be re-probed whatever its size/mtime (missing, or a sampled
+    fingerprint on a readable format) is stored with size -1 so the one comparison per file
+    fails. ``unseen`` starts as a copy of it and loses each path the walk finds: what is left
+    at the end of a complete scan is gone from disk.
+    """
 
     def __init__(self, scanner: Scanner, folder: Folder, subtree: str, report: ScanReport,
                  progress: ProgressCallback, cancel: Optional[CancelToken]) -> None:
@@ -165,29 +167,43 @@ class _ScanRun:
         self.progress = progress
         self.cancel = cancel
         self.ignore = IgnoreMatcher(list(DEFAULT_IGNORE_PATTERNS) + list(folder.ignore_patterns or []))
-        self.known: dict[str, _Known] = {}
-        self.seen: set[str] = set()
+        self.known: dict[str, tuple] = {}
+        self.unseen: dict[str, tuple] = {}
+        self.n_seen = 0
         self.failed_dirs: list[str] = []
         self.pending_new: list[tuple[dict, str, ProbeResult]] = []
-        self.pending_changed: list[tuple[_Known, dict, str, ProbeResult]] = []
+        self.pending_changed: list[tuple[tuple, dict, str, ProbeResult]] = []
         self.pending_unchanged = 0
         self.issues: list[tuple[str, str]] = []
         self.tag_cache: Optional[TagCache] = None
-        self.chain_ids: dict[tuple[str, str], int] = {}  # (source, deepest key) → tag id, for the whole run
+        self.chain_ids: dict[tuple[str, object], int] = {}  # (source, folder path or (year, month)) → tag id
+
+    def _load_known(self) -> None:
+        prefix = self.subtree.rstrip(os.sep) + os.sep
+        q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash).where(
+            (File.path == self.subtree) | (File.path.startswith(prefix, autoescape=True))
+        )
+        with self.lib.engine.begin() as conn:
+            rows = fetch_rows(conn, q)
+            conn.execute(delete(ScanIssue).where(ScanIssue.folder_id == self.folder.id))
+        known = dict(zip(map(itemgetter(0), rows), rows))  # path → row, built in C
+        missing, sampled, n = FileStatus.MISSING, SAMPLED_HASH_PREFIX, len(SAMPLED_HASH_PREFIX)
+        for p, i, sz, mt, st, h in [r for r in rows if r[4] == missing or (r[5] is not None and r[5][:n] == sampled)]:
+            if st == missing or format_from_name(p) in READABLE_FORMATS:
+                # Missing: re-probe to tell restored from changed. Sampled fingerprint on a
+                # readable format (an index from before full hashing, or a format that became
+                # readable): re-probe so it gets its full-content hash.
+                known[p] = (p, i, -1, mt, st, h)
+        self.known = known
+        self.unseen = dict(known)
 
     def execute(self) -> None:
-        with self.lib.session() as s:
-            prefix = self.subtree.rstrip(os.sep) + os.sep
-            q = select(File.id, File.path, File.size, File.mtime_ns, File.status, File.content_hash).where(
-                (File.path == self.subtree) | (File.path.startswith(prefix, autoescape=True))
-            )
-            self.known = {p: _Known(i, sz, mt, st, h) for i, p, sz, mt, st, h in s.execute(q)}
-            s.execute(delete(ScanIssue).where(ScanIssue.folder_id == self.folder.id))
+        self._load_known()
         complete = False
         try:
-            for entry_path, rel, is_link in self._walk(self.subtree):
-                self._visit(entry_path, rel, is_link)
-                if len(self.pending_new) + len(self.pending_changed) >= self.batch_size or self.pending_unchanged >= 5000:
+            for rel_prefix, regular, links in self._walk(self.subtree):
+                self._visit_dir(rel_prefix, regular, links)
+                if self.pending_unchanged >= 5000:
                     self._flush()
             self._flush()
             complete = not (self.cancel is not None and self.cancel.cancelled)
@@ -197,13 +213,21 @@ class _ScanRun:
                 self.report.cancelled = True
             self._finish(complete)
 
-    # Walk iteratively (deep trees must not hit the recursion limit); yields regular files and
-    # file symlinks; folder symlinks are not followed (loops, duplicates) but are reported.
-    def _walk(self, top: str) -> Iterator[tuple[str, str, bool]]:
+    # Walk iteratively (deep trees must not hit the recursion limit); yields, per folder, the
+    # '/'-terminated path of the folder relative to the root, its regular files (DirEntries, or
+    # a path in single-file mode) and its file symlinks; folder symlinks are not followed (loops,
+    # duplicates) but are reported. The walk starts at a real path and never enters a link, so
+    # every folder path it builds is real (the data-dir check needs no realpath).
+    def _walk(self, top: str) -> Iterator[tuple[str, list, list]]:
         if os.path.isfile(top):  # single-file mode: the user named this file, ignore patterns aside
             rel = os.path.basename(top) if top == self.root else os.path.relpath(top, self.root).replace(os.sep, "/")
-            yield top, rel, False
+            yield rel.rpartition("/")[0] + "/" if "/" in rel else "", [top], []
             return
+        exact, glob_re, path_re = self.ignore.name_rules
+        glob_match = glob_re.match if glob_re is not None else None
+        path_match = path_re.match if path_re is not None else None
+        excluded = self.excluded
+        root_prefix = self.root.rstrip(os.sep) + os.sep
         stack = [top]
         while stack:
             if self.cancel is not None and self.cancel.cancelled:
@@ -216,56 +240,99 @@ class _ScanRun:
                 self.failed_dirs.append(current)
                 self.issues.append((display_path(current), f"folder skipped: {_os_error_message(exc, False)}"))
                 continue
-            entries.sort(key=lambda e: e.name)
-            rel_dir = os.path.relpath(current, self.root).replace(os.sep, "/")
-            rel_prefix = "" if rel_dir == "." else rel_dir + "/"
+            entries.sort(key=_entry_name)
+            if current == self.root:
+                rel_prefix = ""
+            else:
+                rel_prefix = current[len(root_prefix):] + "/"
+                if os.sep != "/":
+                    rel_prefix = rel_prefix.replace(os.sep, "/")
+            regular, links = [], []
             for entry in entries:
-                rel = rel_prefix + entry.name
-                if self.ignore.ignored(entry.name, rel):
+                name = entry.name
+                if name in exact or (glob_match is not None and glob_match(name)) or (
+                        path_match is not None and path_match(rel_prefix + name)):
                     continue
                 try:
-                    is_link = entry.is_symlink()
-                    if entry.is_dir(follow_symlinks=False):
-                        if normalize_root(entry.path) not in self.excluded:
+                    if entry.is_file(follow_symlinks=False):
+                        regular.append(entry)
+                    elif entry.is_dir(follow_symlinks=False):
+                        if entry.path not in excluded:
                             stack.append(entry.path)
-                        continue
-                    if is_link:
+                    elif entry.is_symlink():
                         try:
                             if os.path.isdir(entry.path):
                                 self.issues.append((display_path(entry.path), "symbolic link to a folder: not followed"))
                                 continue
                         except OSError:
                             pass
-                        yield entry.path, rel, True
-                    elif entry.is_file(follow_symlinks=False):
-                        yield entry.path, rel, False
+                        links.append(entry)
                 except OSError as exc:
                     self.issues.append((display_path(entry.path), _os_error_message(exc, False)))
-            self.progress(Progress(len(self.seen), None, f"scanning {display_path(current)}"))
+            yield rel_prefix, regular, links
+            self.progress(Progress(self.n_seen, None, f"scanning {display_path(current)}"))
 
-    def _visit(self, path: str, rel: str, is_link: bool) -> None:
-        shown = display_path(path)
-        self.seen.add(shown)
-        known = self.known.get(shown)
-        target = path
-        if is_link:
-            # A file link is read only when it lands inside the root: a link to /etc/passwd (or to
-            # another user's share) must not put that file's text into search results.
-            target = os.path.realpath(path)
-            if os.path.exists(target) and not is_within(target, self.root):
-                self._record_outside_link(path, rel, shown, known, target)
-                return
+    def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
+        """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a
+        new file is not stat'ed at all (probe_file's fstat on the open descriptor describes it)."""
+        unseen_pop = self.unseen.pop
+        batch_size = self.batch_size
+        unchanged = 0
+        self.n_seen += len(regular) + len(links)
+        for entry in regular:
+            if entry.__class__ is str:  # single-file mode
+                path, st_of = entry, os.stat
+            else:
+                path, st_of = entry.path, None
+            shown = path if path.isascii() else display_path(path)
+            known = unseen_pop(shown, None)
+            if known is None:
+                self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, None, False, None)
+            else:
+                try:
+                    st = entry.stat(follow_symlinks=False) if st_of is None else st_of(path)
+                except OSError as exc:
+                    self._record_error(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, exc, False)
+                else:
+                    if known[2] == st.st_size and known[3] == st.st_mtime_ns:
+                        unchanged += 1
+                        continue
+                    if stat_mod.S_ISREG(st.st_mode):
+                        self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, False, st)
+            if len(self.pending_new) + len(self.pending_changed) >= batch_size:
+                self.pending_unchanged += unchanged
+                unchanged = 0
+                self._flush()
+        self.pending_unchanged += unchanged
+        for entry in links:
+            path = entry.path
+            shown = display_path(path)
+            self._visit_link(path, rel_prefix + entry.name, shown, unseen_pop(shown, None))
+            if len(self.pending_new) + len(self.pending_changed) >= batch_size:
+                self._flush()
+
+    def _visit_link(self, path: str, rel: str, shown: str, known: Optional[tuple]) -> None:
+        # A file link is read only when it lands inside the root: a link to /etc/passwd (or to
+        # another user's share) must not put that file's text into search results.
+        target = os.path.realpath(path)
+        if os.path.exists(target) and not is_within(target, self.root):
+            self._record_outside_link(path, rel, shown, known, target)
+            return
         try:
             st = os.stat(target)
         except OSError as exc:
-            self._record_error(path, rel, shown, known, exc, is_link)
+            self._record_error(path, rel, shown, known, exc, True)
             return
         if not stat_mod.S_ISREG(st.st_mode):
             return  # sockets, fifos, devices: not documents
-        if (known and known.size == st.st_size and known.mtime_ns == st.st_mtime_ns
-                and known.status != FileStatus.MISSING and not self._sampled_but_readable(known, path)):
+        if known and known[2] == st.st_size and known[3] == st.st_mtime_ns:
             self.pending_unchanged += 1
             return
+        self._probe(target, rel, shown, known, True, st, link_path=path)
+
+    def _probe(self, target: str, rel: str, shown: str, known: Optional[tuple], is_link: bool,
+               st: Optional[os.stat_result], link_path: Optional[str] = None) -> None:
+        path = link_path or target
         try:
             result = probe_file(target, os.path.basename(path))  # O_NOFOLLOW: target is resolved
         except FileNotFoundError as exc:
@@ -273,7 +340,14 @@ class _ScanRun:
             return
         except OSError as exc:
             # Readable metadata (stat) but unreadable content: index it with the error.
-            result = ProbeResult(st.st_size, st.st_mtime_ns, format_from_name(path), None,
+            if st is None:
+                try:
+                    st = os.lstat(target)
+                except OSError:
+                    st = None
+                if st is not None and not stat_mod.S_ISREG(st.st_mode):
+                    return  # replaced by a fifo, socket or device since the listing: not a document
+            result = ProbeResult(st.st_size if st else 0, st.st_mtime_ns if st else 0, format_from_name(path), None,
                                  FileStatus.ERROR, _os_error_message(exc, is_link))
         row = self._row(path, rel, shown, result)
         if known is None:
@@ -281,16 +355,9 @@ class _ScanRun:
         else:
             self.pending_changed.append((known, row, shown, result))
 
-    @staticmethod
-    def _sampled_but_readable(known: _Known, path: str) -> bool:
-        """An index from before full hashing (or a format that became readable) holds a sampled
-        fingerprint for a file we now embed: re-probe it so it gets its full-content hash."""
-        return bool(known.content_hash and known.content_hash.startswith(SAMPLED_HASH_PREFIX)
-                    and format_from_name(path) in READABLE_FORMATS)
-
-    def _record_outside_link(self, path: str, rel: str, shown: str, known: Optional[_Known], target: str) -> None:
+    def _record_outside_link(self, path: str, rel: str, shown: str, known: Optional[tuple], target: str) -> None:
         message = f"symbolic link to a file outside the indexed folder ({display_path(target)}): not followed"
-        if known is not None and known.status == FileStatus.UNSUPPORTED and known.content_hash is None:
+        if known is not None and known[4] == FileStatus.UNSUPPORTED and known[5] is None:
             self.pending_unchanged += 1  # reported already; it stays a problem in the index
             return
         result = ProbeResult(0, 0, format_from_name(path), None, FileStatus.UNSUPPORTED, message)
@@ -300,26 +367,30 @@ class _ScanRun:
         else:
             self.pending_changed.append((known, row, shown, result))
 
-    def _record_error(self, path: str, rel: str, shown: str, known: Optional[_Known], exc: OSError, is_link: bool) -> None:
+    def _record_error(self, path: str, rel: str, shown: str, known: Optional[tuple], exc: OSError, is_link: bool) -> None:
         message = _os_error_message(exc, is_link)
         if isinstance(exc, FileNotFoundError) and not is_link:
             # Vanished between listing and reading: gone, not broken.
-            self.seen.discard(shown)
+            self.n_seen -= 1
+            if known is not None:
+                self.unseen[shown] = known
             self.report.problems.append((shown, "vanished during the scan"))
             return
         result = ProbeResult(0, 0, format_from_name(path), None, FileStatus.ERROR, message)
         row = self._row(path, rel, shown, result)
         if known is None:
             self.pending_new.append((row, shown, result))
-        elif known.status != FileStatus.ERROR:
+        elif known[4] != FileStatus.ERROR:
             self.pending_changed.append((known, row, shown, result))
         else:
             self.pending_unchanged += 1
 
     def _row(self, path: str, rel: str, shown: str, r: ProbeResult) -> dict:
+        name = path.rpartition(os.sep)[2]
         return {
-            "path": shown, "raw_path": raw_path_bytes(path), "folder_id": self.folder.id,
-            "rel_path": display_path(rel), "name": display_path(os.path.basename(path)),
+            "path": shown, "raw_path": None if shown == path else raw_path_bytes(path), "folder_id": self.folder.id,
+            "rel_path": rel if rel.isascii() else display_path(rel),
+            "name": name if name.isascii() else display_path(name),
             "size": r.size, "mtime_ns": r.mtime_ns, "content_hash": r.content_hash, "format": r.format,
             "title": r.title, "author": r.author, "created_at": r.created_at,
             "modified_at": datetime.fromtimestamp(r.mtime_ns / 1e9) if r.mtime_ns > 0 else None,
@@ -327,82 +398,102 @@ class _ScanRun:
         }
 
     def _flush(self) -> None:
-        if not (self.pending_new or self.pending_changed or self.pending_unchanged):
+        if not (self.pending_new or self.pending_changed):
+            if self.pending_unchanged:
+                self.report.unchanged += self.pending_unchanged
+                self.pending_unchanged = 0
+                done = self.report.seen
+                self.progress(Progress(done, None, f"{done} files"))
             return
         now = utcnow()
         with self.lib.session() as s:
+            conn = s.connection()
             if self.pending_new:
-                rows = [dict(row, first_seen_at=now) for row, _, _ in self.pending_new]
-                conn = s.connection()
-                # Plain executemany (no RETURNING) is several times faster on SQLite; ids are
-                # then read back by path, which is unique.
-                conn.execute(insert(File.__table__), rows)
+                rows = [row for row, _, _ in self.pending_new]
+                for row in rows:
+                    row["first_seen_at"] = now
+                # Plain executemany (no RETURNING: several times faster on SQLite); the new ids
+                # are then read back in one select of the ids above the largest id before the
+                # insert, matched by path (unique). Rows another writer added meanwhile are
+                # ignored; a path not found that way (ids not assigned in order) is looked up.
+                top = conn.execute(select(func.max(File.id))).scalar() or 0
+                insert_rows(conn, File.__table__, rows)
                 paths = [r["path"] for r in rows]
-                id_of: dict[str, int] = {}
-                for i in range(0, len(paths), 500):
-                    id_of.update((p, i_) for i_, p in conn.execute(
-                        select(File.id, File.path).where(File.path.in_(paths[i:i + 500]))))
+                id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
+                lost = [p for p in paths if p not in id_of]
+                for i in range(0, len(lost), 500):
+                    id_of.update(conn.execute(
+                        select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
                 ids = [id_of[p] for p in paths]
-                links = []
-                for file_id, (row, shown, result) in zip(ids, self.pending_new):
-                    links.extend(self._tag_links(s, file_id, row))
+                insert_rows(conn, FileTag.__table__, self._tag_links(s, ids, rows))
+                for row, shown, result in self.pending_new:
                     if result.status != FileStatus.OK:
                         self.report.problems.append((shown, result.error or result.status))
-                if links:
-                    conn.execute(insert(FileTag.__table__), links)
                 self.report.new += len(ids)
-            for known, row, shown, result in self.pending_changed:
-                values = dict(row)
-                if known.status == FileStatus.MISSING and row["content_hash"] == known.content_hash:
-                    self.report.restored += 1
-                else:
-                    self.report.changed += 1
-                if row["content_hash"] != known.content_hash and known.content_hash is not None:
-                    values["content_version"] = File.content_version + 1
-                    values["changed_at"] = now
-                s.execute(update(File).where(File.id == known.id).values(**values))
-                s.execute(delete(FileTag).where(FileTag.file_id == known.id,
-                                                FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
-                links = self._tag_links(s, known.id, row)
-                if links:
-                    s.execute(insert(FileTag), links)
-                if result.status != FileStatus.OK:
-                    self.report.problems.append((shown, result.error or result.status))
+            if self.pending_changed:
+                changed_ids = []
+                for known, row, shown, result in self.pending_changed:
+                    values = dict(row)
+                    if known[4] == FileStatus.MISSING and row["content_hash"] == known[5]:
+                        self.report.restored += 1
+                    else:
+                        self.report.changed += 1
+                    if row["content_hash"] != known[5] and known[5] is not None:
+                        values["content_version"] = File.content_version + 1
+                        values["changed_at"] = now
+                    conn.execute(update(File).where(File.id == known[1]).values(**values))
+                    changed_ids.append(known[1])
+                    if result.status != FileStatus.OK:
+                        self.report.problems.append((shown, result.error or result.status))
+                for i in range(0, len(changed_ids), 500):
+                    conn.execute(delete(FileTag).where(FileTag.file_id.in_(changed_ids[i:i + 500]),
+                                                       FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
+                insert_rows(conn, FileTag.__table__,
+                            self._tag_links(s, changed_ids, [row for _, row, _, _ in self.pending_changed]))
             self.report.unchanged += self.pending_unchanged
         done = self.report.seen
         self.progress(Progress(done, None, f"{done} files"))
         self.pending_new, self.pending_changed, self.pending_unchanged = [], [], 0
 
-    def _tag_links(self, s, file_id: int, row: dict) -> list[dict]:
-        links = []
-        rel_dir = row["rel_path"].rpartition("/")[0]
-        if rel_dir:
-            links.append(self._link(s, file_id, TagSource.PATH, rel_dir, path_tag_specs))
-        when = row["created_at"] or row["modified_at"]
-        if when is not None and row["status"] != FileStatus.ERROR:
-            links.append(self._link(s, file_id, TagSource.DATE, when, date_tag_specs))
-        return links
-
-    def _link(self, s, file_id: int, source: str, what, specs) -> dict:
-        chain = specs(what)
-        tag_id = self.chain_ids.get((source, chain[-1][0]))
-        if tag_id is None:
+    def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[dict]:
+        """Folder and date tag links of a batch; tags not seen yet in this run are resolved (and
+        created when new) for the whole batch at once."""
+        chain_ids = self.chain_ids
+        wanted: list[tuple[int, str, object]] = []
+        missing: dict[tuple[str, object], list[tuple[str, str]]] = {}
+        for file_id, row in zip(file_ids, rows):
+            rel_dir = row["rel_path"].rpartition("/")[0]
+            if rel_dir:
+                key = (TagSource.PATH, rel_dir)
+                wanted.append((file_id, TagSource.PATH, key))
+                if key not in chain_ids and key not in missing:
+                    missing[key] = path_tag_specs(rel_dir)
+            when = row["created_at"] or row["modified_at"]
+            if when is not None and row["status"] != FileStatus.ERROR:
+                key = (TagSource.DATE, (when.year, when.month))
+                wanted.append((file_id, TagSource.DATE, key))
+                if key not in chain_ids and key not in missing:
+                    missing[key] = date_tag_specs(when)
+        if missing:
             if self.tag_cache is None:  # loaded once per run, on the first folder/date not yet seen
                 self.tag_cache = TagCache(s)
-            tag_id = self.chain_ids[(source, chain[-1][0])] = self.tag_cache.ensure_chain(s, chain, source)
-        return {"file_id": file_id, "tag_id": tag_id, "source": source, "score": 1.0, "confirmed": True}
+            keys = list(missing)
+            ids = self.tag_cache.ensure_chains(s, [(missing[k], k[0]) for k in keys])
+            chain_ids.update(zip(keys, ids))
+        return [{"file_id": file_id, "tag_id": chain_ids[key], "source": source, "score": 1.0, "confirmed": True}
+                for file_id, source, key in wanted]
 
     def _finish(self, complete: bool) -> None:
         with self.lib.session() as s:
             if complete:
                 # Not seen, not under a folder we could not read: gone from disk.
+                failed = [display_path(d) for d in self.failed_dirs]
                 gone = [
-                    k for p, k in self.known.items()
-                    if p not in self.seen and k.status != FileStatus.MISSING
-                    and not any(is_within(p, d) for d in map(display_path, self.failed_dirs))
+                    k for p, k in self.unseen.items()
+                    if k[4] != FileStatus.MISSING and not any(is_within(p, d) for d in failed)
                 ]
                 for i in range(0, len(gone), 500):
-                    ids = [k.id for k in gone[i:i + 500]]
+                    ids = [k[1] for k in gone[i:i + 500]]
                     s.execute(update(File).where(File.id.in_(ids)).values(
                         status=FileStatus.MISSING, error="no longer found on disk"))
                 self.report.missing = len(gone)

@@ -16,7 +16,8 @@ from typing import Iterable, Optional
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge, TagSource
+from spar_desktop.core.library.bulk import insert_rows
+from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge, TagSource, utcnow
 
 
 class TagError(ValueError):
@@ -57,6 +58,37 @@ class TagCache:
     def __init__(self, session: Session) -> None:
         self.ids: dict[str, int] = dict(session.execute(select(Tag.key, Tag.id)).all())
         self.edges: set[tuple[int, int]] = set(session.execute(select(TagEdge.parent_id, TagEdge.child_id)).all())
+
+    def ensure_chains(self, session: Session, chains: list[tuple[list[tuple[str, str]], str]]) -> list[int]:
+        """``ensure_chain`` for many (specs, source) chains in a few statements: the missing tags
+        in one executemany, their ids in one select per 500 keys, the missing edges in one more.
+        Returns the deepest tag id of each chain. Core inserts: no ORM object per tag."""
+        new: dict[str, dict] = {}
+        for specs, source in chains:
+            for key, label in specs:
+                if key not in self.ids and key not in new:
+                    new[key] = {"key": key, "value": label, "source": source, "created_at": utcnow()}
+        if new:
+            conn = session.connection()
+            insert_rows(conn, Tag.__table__, list(new.values()))
+            keys = list(new)
+            for i in range(0, len(keys), 500):
+                self.ids.update(conn.execute(select(Tag.key, Tag.id).where(Tag.key.in_(keys[i:i + 500]))).all())
+        edges = []
+        deepest = []
+        for specs, _ in chains:
+            parent_id: Optional[int] = None
+            for key, _ in specs:
+                tag_id = self.ids[key]
+                if parent_id is not None and (parent_id, tag_id) not in self.edges:
+                    self.edges.add((parent_id, tag_id))
+                    edges.append({"parent_id": parent_id, "child_id": tag_id})
+                parent_id = tag_id
+            assert parent_id is not None
+            deepest.append(parent_id)
+        if edges:
+            insert_rows(session.connection(), TagEdge.__table__, edges)
+        return deepest
 
     def ensure_chain(self, session: Session, specs: list[tuple[str, str]], source: str) -> int:
         """Create the tags of a parent→child chain if needed; return the deepest tag's id."""
