@@ -13,6 +13,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Optional
 
+import shiboken6
 from PySide6.QtCore import QDate, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QIcon
 from PySide6.QtWidgets import (
@@ -56,8 +57,10 @@ class WorkspaceDialog(QDialog):
         self.edit_name = edit_name
         self.base = None  # WorkspaceFilter of the latest preview
         self.explanation = None
+        self._closed = False  # results of tasks still running when the dialog closed are dropped
         self._name_edited = False
         self._filling = False
+        self._previewing: Optional[str] = None  # the request of a preview still running
         self.setWindowTitle(f"Filter of “{edit_name}”" if edit_name else "New workspace")
         self.setObjectName("workspaceDialog")
         self.resize(900, 640)
@@ -71,7 +74,8 @@ class WorkspaceDialog(QDialog):
             self._set_busy("Loading the filter…")
             self.runner.run(partial(ops.workspace_explanation, controller.service, edit_name),
                             title=f"Explaining {edit_name}", key="ws-preview", visible=False,
-                            on_success=self._show_explanation, on_failure=self._failed)
+                            on_success=self._while_open(self._show_explanation),
+                            on_failure=self._while_open(self._failed))
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -83,9 +87,11 @@ class WorkspaceDialog(QDialog):
         self.name_edit.textChanged.connect(lambda _t: self._update_buttons())
         self.request_edit = QLineEdit()
         self.request_edit.setPlaceholderText("Describe the files, e.g. “incident reports for Project Falcon from 2023”")
-        self.request_edit.returnPressed.connect(self.preview)
+        self.request_edit.returnPressed.connect(self._request_entered)
         self.request_edit.textEdited.connect(self._request_edited)
+        self.request_edit.textChanged.connect(lambda _t: self._update_buttons())
         self.preview_button = QPushButton("Preview")
+        self.preview_button.setAutoDefault(False)
         self.preview_button.clicked.connect(self.preview)
         row = QHBoxLayout()
         row.addWidget(self.request_edit, 1)
@@ -118,6 +124,7 @@ class WorkspaceDialog(QDialog):
         self.add_tag_edit.setPlaceholderText("Require another tag, by name…")
         self.add_tag_edit.returnPressed.connect(self.add_tag)
         self.add_tag_button = QPushButton("Add tag")
+        self.add_tag_button.setAutoDefault(False)
         self.add_tag_button.clicked.connect(self.add_tag)
         add_row.addWidget(self.add_tag_edit, 1)
         add_row.addWidget(self.add_tag_button)
@@ -221,11 +228,60 @@ class WorkspaceDialog(QDialog):
     def preview(self) -> None:
         self._auto_preview.stop()
         request = self.request_edit.text().strip()
-        if not request or self.controller.service is None:
+        if not request or self.controller.service is None or self._closed:
             return
         self._set_busy("Matching keywords to tags… (the first preview loads the embedding model)")
+        self._previewing = request
+        self._update_buttons()
         self.runner.run(partial(ops.preview, self.controller.service, request), title="Previewing the workspace",
-                        key="ws-preview", on_success=self._show_explanation, on_failure=self._failed)
+                        key="ws-preview", on_success=self._while_open(self._show_explanation),
+                        on_failure=self._while_open(self._preview_failed))
+
+    def _request_entered(self) -> None:
+        """Enter in the request field previews what it says now; the same request again keeps the
+        tags and constraints edited since its preview."""
+        if self.stale() or self.base is None:
+            self.preview()
+
+    def _preview_failed(self, err: TaskError) -> None:
+        self._previewing = None
+        self._failed(err)
+        self._update_buttons()
+
+    def stale(self) -> bool:
+        """The request field no longer says what the filter on screen was made from (edited since the
+        last preview, or a preview is still running): creating now would use the old filter."""
+        if self._previewing is not None:
+            return True
+        if self.base is None:
+            return False
+        return " ".join(self.request_edit.text().split()) != " ".join((self.base.request or "").split())
+
+    def keyPressEvent(self, event) -> None:
+        # Enter in the request (or add-tag) field is that field's own action (preview / add);
+        # it must never also press the dialog's default button, which created the workspace
+        # from the previous preview while the new request was still being matched.
+        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and \
+                self.focusWidget() in (self.request_edit, self.add_tag_edit):
+            event.accept()
+            return
+        super().keyPressEvent(event)
+
+    def _while_open(self, callback):
+        """``callback`` for a task result, dropped once the dialog closed (it is deleted on close:
+        touching its widgets then raised 'Internal C++ object already deleted')."""
+        def call(value) -> None:
+            if not self._closed and shiboken6.isValid(self):
+                callback(value)
+        return call
+
+    def done(self, result: int) -> None:
+        self._closed = True
+        self._auto_preview.stop()
+        self._recount.stop()
+        for key in ("ws-preview", "ws-explain", "ws-find-tag"):
+            self.runner.cancel(key)
+        super().done(result)
 
     def _set_busy(self, text: str) -> None:
         self.status_label.setObjectName("muted")
@@ -239,9 +295,10 @@ class WorkspaceDialog(QDialog):
     def _show_explanation(self, explanation) -> None:
         """A fresh preview: fill every editor from it."""
         flt = explanation.filter
+        self._previewing = None
         self.base = flt
         self._filling = True
-        if flt.request and self.request_edit.text().strip() != flt.request:
+        if flt.request and not self.request_edit.text().strip():  # a loaded filter; never overwrite typing
             self.request_edit.setText(flt.request)
         self.tree.clear()
         for g in flt.groups:
@@ -380,14 +437,15 @@ class WorkspaceDialog(QDialog):
             self._explain_current()
 
         self.runner.run(partial(ops.find_tags, self.controller.service, text), title="Finding the tag",
-                        key="ws-find-tag", visible=False, on_success=found, on_failure=self._failed)
+                        key="ws-find-tag", visible=False, on_success=self._while_open(found),
+                        on_failure=self._while_open(self._failed))
 
     def _explain_current(self) -> None:
         if self.controller.service is None:
             return
         self.runner.run(partial(ops.explain_filter, self.controller.service, self.current_filter()),
                         title="Counting files", key="ws-explain", visible=False,
-                        on_success=self._show_counts, on_failure=self._failed)
+                        on_success=self._while_open(self._show_counts), on_failure=self._while_open(self._failed))
 
     def _show_counts(self, explanation) -> None:
         self.explanation = explanation
@@ -409,14 +467,21 @@ class WorkspaceDialog(QDialog):
         self.explained.emit(explanation)
 
     def _update_buttons(self) -> None:
-        ok = self.explanation is not None and self.explanation.admitted > 0
+        ok = self.explanation is not None and self.explanation.admitted > 0 and not self.stale()
         named = bool(self.edit_name or self.workspace_name())
         self.create_button.setEnabled(ok and named)
         self.build_button.setEnabled(ok and named)
+        tip = "Preview the edited request first (Enter)" if self.stale() and self.explanation is not None else ""
+        for b in (self.create_button, self.build_button):
+            b.setToolTip(tip)
 
     # ------------------------------------------------------------------ create
     def create(self, build: bool = False) -> None:
-        if self.controller.service is None:
+        if self.controller.service is None or self._closed:
+            return
+        if self.stale():  # never create from a filter the request field no longer describes
+            if self._previewing is None:
+                self.preview()
             return
         flt = self.current_filter()
         c = self.controller
