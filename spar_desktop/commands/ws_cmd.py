@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--match", choices=["most", "all"], default="most",
                    help="with 3 or more tag groups a file may lack one that is not required ('most', default), "
                         "or must match every group ('all')")
+    c.add_argument("--all-files", action="store_true",
+                   help="use the whole index on purpose (e.g. when the request's words match no tag); "
+                        "other filters still apply")
     c.add_argument("--build", action="store_true", help="build right away")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
@@ -101,14 +104,31 @@ def _print_explanation(exp) -> None:
         print(line)
 
 
+# Appended to the core's "no tag matches ..." refusal: the three choices, as flags.
+UNSCOPED_HINT = ("  drop those words: spar ws create NAME --prompt \"...\" without them\n"
+                 "  pick a tag:       --tag T  (the tags there are: spar tags)\n"
+                 "  the whole index:  --all-files")
+
+
 @_guard
 def run_create(args) -> int:
+    from spar_desktop.core.workspaces.selection import UnscopedFilter, WorkspaceFilter
+
     mgr = _manager(args)
-    if args.match == "all":
-        flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
-        info, exp = mgr.create(args.name, filter=replace(flt, tolerance=0))
+    if args.all_files and not (args.prompt.strip() or args.tag or args.since or args.until or args.type):
+        flt = WorkspaceFilter(all_files=True)
     else:
-        info, exp = mgr.create(args.name, args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+        flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+    if args.match == "all":
+        flt = replace(flt, tolerance=0)
+    if args.all_files:
+        flt = replace(flt, all_files=True)
+    try:
+        info, exp = mgr.create(args.name, filter=flt)
+    except UnscopedFilter as exc:
+        from spar_desktop.cli import CommandError
+
+        raise CommandError(f"{exc}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0

@@ -93,3 +93,25 @@ def test_create_admits_files_lacking_one_group_when_none_has_all_unless_every_gr
     assert code == 0 and "2 files admitted" in out and "may lack 1 of the 3 groups" in out
     code, out, _ = spar(capsys, data, "ws", "create", "every", "--prompt", request, "--match", "all")
     assert code == 0 and "0 files admitted" in out and "may lack" not in out and "Nothing matches" in out
+
+
+def test_a_request_that_matches_no_tag_is_refused_with_the_choices_unless_all_files(tmp_path, capsys):
+    """Issue 14.2: 'quarterly tax returns for Mars base' used to make a workspace of every file."""
+    share, data = tmp_path / "share", tmp_path / "data"
+    for rel in ("Finance/Budgets/budget.md", "Operations/Incidents/gearbox.md", "HR/policy.md"):
+        (share / rel).parent.mkdir(parents=True, exist_ok=True)
+        (share / rel).write_text(f"notes for {rel}", encoding="utf-8")
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+
+    code, out, err = spar(capsys, data, "ws", "create", "tax", "--prompt", "quarterly tax returns for Mars base")
+    assert code == 1 and "created" not in out
+    assert "'quarterly tax returns'" in err and "'Mars base'" in err
+    assert "--tag" in err and "--all-files" in err and "spar tags" in err
+    code, out, _ = spar(capsys, data, "ws", "list")
+    assert "tax" not in out  # nothing was created
+
+    # A tag chosen beside the unmatched words scopes the workspace: they stay shown as unmatched.
+    code, out, _ = spar(capsys, data, "ws", "create", "tax", "--prompt", "quarterly tax returns", "--tag", "Finance")
+    assert code == 0 and "(1 files admitted)" in out and "'quarterly tax returns' → no tag matched" in out
+    code, out, _ = spar(capsys, data, "ws", "create", "mars", "--prompt", "Mars base", "--all-files")
+    assert code == 0 and "(3 files admitted)" in out and "whole index" in out

@@ -26,7 +26,7 @@ from spar_desktop.core.workspaces.models import (
 from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import (
-    Explanation, TagChoice, TagGroup, WorkspaceFilter, build_filter, explain, tag_choice,
+    Explanation, TagChoice, TagGroup, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
 )
 
 log = logging.getLogger(__name__)
@@ -111,12 +111,10 @@ class Workspaces:
         with self.library.session() as s:
             if s.scalar(select(Workspace.id).where(func.lower(Workspace.name) == name.lower())):
                 raise WorkspaceError(f"a workspace named '{name}' already exists")
-        if filter is not None:
-            if not (filter.groups or filter.since or filter.until or filter.formats or filter.authors or filter.pinned):
-                raise WorkspaceError("describe the files you want, or choose at least one tag or constraint")
-            flt = filter
-        else:
-            flt = self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today)
+        # Nothing that chooses files (e.g. keywords no tag matched) is refused, never "every file";
+        # the whole index only when the filter says so on purpose (WorkspaceFilter.all_files).
+        flt = require_scope(filter if filter is not None else
+                            self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
         with self.library.session() as s:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json())
             s.add(ws)

@@ -5,6 +5,10 @@ ancestor is kept (expansion to descendants brings the other back); each keyword'
 group; a file is admitted when it has ≥1 tag (or descendant) of every group and meets every
 metadata constraint. The explanation shows the tags per keyword with scores, the constraints,
 and the funnel of file counts, naming the step that emptied the set when nothing is left.
+
+A filter with nothing that chooses files (no tag group, no constraint, no file added by hand)
+admits NO file unless the user chose the whole index on purpose (``all_files``): keywords that
+matched no tag must never quietly widen a workspace to everything (issue 14).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, TagSource
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.library.tags import ancestor_ids, resolve_tags
+from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.request import ParsedRequest
 from spar_desktop.core.workspaces.tag_index import names_one_thing
 
@@ -63,6 +68,16 @@ class WorkspaceFilter:
     # tagged with all of them, and (on PubMedQA) tolerating a missing group keeps the answer far
     # more often than dropping the least certain group does.
     tolerance: int = 0
+    # The user chose the whole index on purpose (CLI --all-files, the dialog's option): only then
+    # does a filter with no tag group and no constraint admit every file.
+    all_files: bool = False
+
+    @property
+    def scoped(self) -> bool:
+        """Something chooses the files: a tag group, a constraint, files added by hand, or the
+        explicit choice of the whole index. An unscoped filter admits nothing."""
+        return bool(self.groups or self.since or self.until or self.formats or self.authors or self.pinned
+                    or self.only_pinned or self.all_files)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -85,7 +100,7 @@ class WorkspaceFilter:
             unmatched=tuple(d.get("unmatched", ())), request=d.get("request", ""),
             notes=tuple(d.get("notes", ())), problems=tuple(d.get("problems", ())),
             pinned=tuple(int(i) for i in d.get("pinned", ())), only_pinned=bool(d.get("only_pinned", False)),
-            tolerance=max(0, int(d.get("tolerance", 0) or 0)),
+            tolerance=max(0, int(d.get("tolerance", 0) or 0)), all_files=bool(d.get("all_files", False)),
         )
 
     @property
@@ -161,6 +176,9 @@ class Explanation:
             out.append(f"  a file may lack {f.effective_tolerance} of the {n} groups not marked required")
         for kw in f.unmatched:
             out.append(f"  '{kw}' → no tag matched; not used to filter (search still uses it)")
+        if f.all_files:
+            out.append("  the whole index, chosen on purpose" + (" (other constraints still apply)" if f.groups or f.since
+                                                                  or f.until or f.formats or f.authors else ""))
         if f.since or f.until:
             out.append(f"  dates: {f.since or '…'} to {f.until or '…'}")
         if f.formats:
@@ -173,7 +191,9 @@ class Explanation:
             out.append(f"  problem: {p}")
         out.append("Files admitted at each step:")
         out += [f"  {s.admitted:>7}  {s.label}" for s in self.funnel]
-        if self.emptied_by:
+        if not f.scoped:
+            out.append(unscoped_message(f))
+        elif self.emptied_by:
             out.append(f"Nothing matches: the step '{self.emptied_by}' removed the last files. "
                        "Remove a tag group or relax that constraint.")
         return out
@@ -181,6 +201,36 @@ class Explanation:
     def to_json(self) -> dict:
         return {"filter": self.filter.to_json(), "funnel": [asdict(s) for s in self.funnel],
                 "emptied_by": self.emptied_by, "admitted": self.admitted}
+
+
+NOTHING_CHOSEN = "nothing chosen: no tag group or constraint"
+
+
+def unscoped_message(flt: WorkspaceFilter) -> str:
+    """What to say (and offer) when nothing in a filter chooses files."""
+    if flt.unmatched:
+        words = ", ".join(f"'{kw}'" for kw in flt.unmatched)
+        return (f"No tag matches {words}, and the request sets no date, file type, author or folder, so it "
+                "would admit every file. Choose one: drop those words (or reword them with words your tags "
+                "use), pick a tag for them, or use the whole index on purpose.")
+    return ("Nothing chooses files: describe the files you want, or choose at least one tag or constraint "
+            "(or the whole index on purpose).")
+
+
+class UnscopedFilter(WorkspaceError):
+    """A filter that would admit every file without the user asking for the whole index."""
+
+    def __init__(self, flt: WorkspaceFilter) -> None:
+        super().__init__(unscoped_message(flt))
+        self.filter = flt
+
+
+def require_scope(flt: WorkspaceFilter) -> WorkspaceFilter:
+    """``flt`` when something in it chooses files, else UnscopedFilter (naming any keywords
+    that matched no tag and the three ways on)."""
+    if not flt.scoped:
+        raise UnscopedFilter(flt)
+    return flt
 
 
 def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list[TagChoice], list[TagChoice]]:
@@ -273,6 +323,8 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
             steps.append(FunnelStep(f"author {' or '.join(flt.authors)}", count_files(s, base)))
     if flt.pinned:
         steps.append(FunnelStep(f"plus {len(flt.pinned)} files added by hand", len(admitted_files(library, flt))))
+    if not flt.scoped:
+        steps.append(FunnelStep(NOTHING_CHOSEN, 0))
     emptied = None
     for prev, step in zip(steps, steps[1:]) if steps and steps[-1].admitted == 0 else ():
         if prev.admitted > 0 and step.admitted == 0:
@@ -285,7 +337,7 @@ def admitted_files(library: Library, flt: WorkspaceFilter) -> list[tuple[int, st
     """(file id, path, content hash) of every admitted file, path order."""
     with library.session() as s:
         rows: dict[int, tuple[int, str, Optional[str]]] = {}
-        if not flt.only_pinned:
+        if not flt.only_pinned and flt.scoped:  # unscoped: nothing, never everything
             q = build_query(s, flt.file_filter()).with_only_columns(File.id, File.path, File.content_hash)
             rows.update((r[0], tuple(r)) for r in s.execute(q))
         if flt.pinned:

@@ -139,3 +139,50 @@ def test_tag_index_follows_tag_changes(indexed):
         s.delete(s.get(type(tag), tag_id))
     assert index.sync() == (0, 1)
     assert all(m.tag_id != tag_id for m in index.match("wind farms at sea"))
+
+
+def test_keywords_that_match_no_tag_never_widen_to_the_whole_index(indexed):
+    """Issue 14.2: 'quarterly tax returns for Mars base' matched no tag and admitted every file."""
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("quarterly tax returns for Mars base", TODAY), index)
+    assert flt.groups == () and set(flt.unmatched) == {"quarterly tax returns", "Mars base"}
+    assert names(lib, flt) == set()  # not the 5 files of the index
+    exp = explain(lib, flt)
+    assert exp.admitted == 0 and exp.emptied_by
+    text = "\n".join(exp.lines())
+    assert "'quarterly tax returns'" in text and "'Mars base'" in text
+    for choice in ("drop", "pick a tag", "whole index"):
+        assert choice in text
+    # The whole index only on purpose: the choice is kept in the filter (and its JSON).
+    everything = replace(flt, all_files=True)
+    assert len(names(lib, everything)) == 5 and explain(lib, everything).admitted == 5
+    assert WorkspaceFilter.from_json(everything.to_json()).all_files
+    assert any("whole index" in line for line in explain(lib, everything).lines())
+
+
+def test_an_unmatched_keyword_beside_a_matched_one_is_shown_and_does_not_widen(indexed):
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("incident reports about Mars base", TODAY), index)
+    assert [g.label for g in flt.groups] == ["incident reports"] and flt.unmatched == ("Mars base",)
+    assert names(lib, flt) == {"gearbox-site-b.md", "blade-crack.md"}
+    assert any("'Mars base' → no tag matched" in line for line in explain(lib, flt).lines())
+    # Relaxation never removes the last group: an unmatched keyword does not become "every file".
+    strict = replace(flt, groups=tuple(replace(g, required=True) for g in flt.groups))
+    assert names(lib, relax_groups(lib, strict)) == {"gearbox-site-b.md", "blade-crack.md"}
+
+
+def test_creating_from_keywords_that_match_nothing_asks_what_to_do(indexed):
+    from spar_desktop.core.workspaces.errors import WorkspaceError
+    from spar_desktop.core.workspaces.selection import require_scope
+
+    lib, index = indexed
+    flt = build_filter(lib, parse_request("quarterly tax returns for Mars base", TODAY), index)
+    with pytest.raises(WorkspaceError) as err:
+        require_scope(flt)
+    message = str(err.value)
+    assert "'quarterly tax returns'" in message and "'Mars base'" in message
+    for choice in ("drop", "pick a tag", "whole index"):
+        assert choice in message
+    assert require_scope(replace(flt, all_files=True)).all_files
+    dated = build_filter(lib, parse_request("Mars base notes from 2023", TODAY), index)
+    assert require_scope(dated) is dated and names(lib, dated) == {"gearbox-site-b.md", "design.md"}
