@@ -6,7 +6,7 @@ Pure functions (no I/O) so the prompt and the citation parser are tested without
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import PurePath
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
@@ -203,11 +203,23 @@ def all_citations(passages: Sequence[Passage]) -> tuple[Citation, ...]:
 RETRIEVAL_ONLY_HEADER = "No language model is available, so here are the most relevant passages, grouped by file:"
 
 
-def retrieval_only_text(passages: Sequence[Passage], header: str = RETRIEVAL_ONLY_HEADER) -> str:
-    """The no-LLM answer: best passages grouped by file (files in order of their best passage),
-    each with the same [n] the citation links use."""
+def reading_order(passages: Sequence[Passage]) -> tuple[Passage, ...]:
+    """Passages grouped by file (files in order of their best passage, best first within a file)
+    and renumbered 1..n in that order: the retrieval-only answer shows them grouped, and its
+    citations must read [1], [2], [3] down the page, not [1], [3] under one file and [2] after."""
     groups: dict[str, list[Passage]] = {}
     for p in passages:
+        groups.setdefault(p.path, []).append(p)
+    ordered = [p for ps in groups.values() for p in ps]
+    return tuple(p if p.n == i else replace(p, n=i) for i, p in enumerate(ordered, start=1))
+
+
+def retrieval_only_text(passages: Sequence[Passage], header: str = RETRIEVAL_ONLY_HEADER) -> str:
+    """The no-LLM answer: best passages grouped by file (files in order of their best passage),
+    numbered in reading order (pass ``reading_order(passages)`` on as the answer's passages, so
+    each [n] opens what the text shows)."""
+    groups: dict[str, list[Passage]] = {}
+    for p in reading_order(passages):
         groups.setdefault(p.path, []).append(p)
     lines = [header]
     for path, ps in groups.items():

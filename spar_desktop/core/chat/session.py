@@ -17,7 +17,7 @@ from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
 from spar_desktop.core.chat.models import AnswerMode, MessageStatus
 from spar_desktop.core.chat.prompt import (
     DEFAULT_PASSAGE_CHARS, Citation, Passage, all_citations, build_messages, parse_citations, passages_from_hits,
-    retrieval_only_text,
+    reading_order, retrieval_only_text,
 )
 from spar_desktop.core.chat.threads import ThreadError, ThreadStore
 from spar_desktop.core.progress import CancelToken
@@ -178,6 +178,7 @@ class ChatSession:
         except ChatError as exc:
             if exc.kind == ErrorKind.UNREACHABLE and not streamed:
                 notice = self._set_available(False)
+                passages = reading_order(passages)  # the numbers the grouped text shows, in order
                 text = retrieval_only_text(passages)
                 emit(text)
                 return await asyncio.to_thread(finish, text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,

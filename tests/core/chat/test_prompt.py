@@ -74,10 +74,25 @@ def test_retrieval_only_groups_passages_by_file_with_their_numbers():
     lines = text.splitlines()
     assert lines[0].startswith("No language model")
     assert text.index("**report.pdf**") < text.index("**blade.md** — Blade survey")  # files by best passage
-    assert "- [1] pp. 2–3: bearing failed" in lines and "- [3] p. 7: later section" in lines
+    assert "- [1] pp. 2–3: bearing failed" in lines and "- [2] p. 7: later section" in lines
     # Both report.pdf passages sit under one heading.
     assert text.count("**report.pdf**") == 1
-    assert text.index("[3] p. 7") < text.index("**blade.md**")
+    assert text.index("[2] p. 7") < text.index("**blade.md**") < text.index("- [3] p. 1: blade crack")
+
+
+def test_retrieval_only_numbers_citations_in_order_of_appearance():
+    """Issue 14.14: grouping by file used to print [1], [3] under one file, then [2]."""
+    import re
+
+    from spar_desktop.core.chat.prompt import reading_order
+
+    ps = passages_from_hits(HITS)
+    assert [(p.n, p.chunk_id) for p in ps] == [(1, "c3"), (2, "c0"), (3, "c9")]  # best first
+    text = retrieval_only_text(ps)
+    assert [int(n) for n in re.findall(r"\[(\d+)\]", text)] == [1, 2, 3]
+    ordered = reading_order(ps)
+    assert [(p.n, p.chunk_id) for p in ordered] == [(1, "c3"), (2, "c9"), (3, "c0")]
+    assert reading_order(ordered) == ordered and retrieval_only_text(ordered) == text
 
 
 def test_passage_json_round_trip():

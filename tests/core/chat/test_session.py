@@ -4,6 +4,7 @@ the scripted server for every outcome. Thread state must survive each failure.""
 from __future__ import annotations
 
 import asyncio
+import re
 import json
 from pathlib import Path
 
@@ -135,6 +136,12 @@ def test_no_server_gives_retrieval_only_answers_and_switches_back(workspace_env,
     assert len(tokens) == 1 and session.llm_available is False
     assert [c.n for c in first.citations] == [p.n for p in first.passages] and all(c.valid for c in first.citations)
     assert Path(first.citations[0].path).name == "gearbox.md"
+    # Numbered in the order the answer shows them (grouped by file), and each [n] opens its passage.
+    shown = [int(n) for n in re.findall(r"\[(\d+)\]", first.text)]
+    assert shown == sorted(shown) == [p.n for p in first.passages]
+    for p in first.passages:
+        heading = first.text.rfind("**", 0, first.text.index(f"[{p.n}]"))
+        assert first.text[first.text.rfind("**", 0, heading) + 2:heading] == Path(p.path).name
     second, _ = ask(session, thread.id, "What did the blade survey find?")
     assert second.mode == "retrieval-only" and second.notice is None  # the banner is given once
     assert "**blade.md**" in second.text
