@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.relations.payload import GROUPINGS, GraphPayload
+from spar_desktop.ui.small_widgets import ElidedLabel
 
 METHODS = (("edrmq", "EDR-MQ"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
 SCOPES = (("workspace", "Current workspace"), ("index", "Whole index"))
@@ -108,7 +109,9 @@ class GraphView(QWidget):
                                              pen=pg.mkPen((20, 20, 20), width=2))
         for item in (self.edges_item, self.focus_item, self.nodes_item, self.marks_item):
             self.plot.addItem(item)
-        self.status = QLabel("No graph yet")
+        # Elided, never wider than the tab: a node's full path in a plain QLabel widened the
+        # central widget past the screen, squeezing the docks (and that layout was saved).
+        self.status = ElidedLabel("No graph yet", mode=Qt.TextElideMode.ElideMiddle, full_tip=True)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)

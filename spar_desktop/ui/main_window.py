@@ -8,7 +8,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, QUrl
+from PySide6.QtCore import QSettings, Qt, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -27,6 +27,7 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.ui import library_ops as ops
+from spar_desktop.ui import window_state
 from spar_desktop.ui.details import DetailsPanel
 from spar_desktop.ui.drop import DropOverlay, local_paths
 from spar_desktop.ui.file_panel import FilePanel
@@ -87,8 +88,7 @@ class MainWindow(QMainWindow):
         self.issues_dock = self._dock("Issues", "issuesDock", self.issues, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.details_dock, self.workspace_dock)
         self.details_dock.raise_()
-        self.resizeDocks([self.tags_dock, self.details_dock], [300, 340], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.issues_dock], [170], Qt.Orientation.Vertical)
+        window_state.default_docks(self)
 
         self.summary_label = QLabel()
         self.summary_label.setObjectName("muted")
@@ -220,18 +220,10 @@ class MainWindow(QMainWindow):
         return QSettings(str(self.settings.data_dir / STATE_FILE), QSettings.Format.IniFormat)
 
     def _restore_state(self) -> None:
-        qs = self.state_settings()
-        geometry, state = qs.value("window/geometry"), qs.value("window/state")
-        if isinstance(geometry, QByteArray):
-            self.restoreGeometry(geometry)
-        if isinstance(state, QByteArray):
-            self.restoreState(state)
+        window_state.restore(self, self.state_settings())  # only a layout that fits the screen
 
     def closeEvent(self, event) -> None:
-        qs = self.state_settings()
-        qs.setValue("window/geometry", self.saveGeometry())
-        qs.setValue("window/state", self.saveState())
-        qs.sync()
+        window_state.save(self, self.state_settings())  # never a layout wider than the screen
         self.controller.shutdown()
         self.features.shutdown()
         self.runner.shutdown()

@@ -55,17 +55,40 @@ def chat_icon(colour: str = "#2f6fde") -> QIcon:
 
 
 class ElidedLabel(QLabel):
-    """One line that ends in '…' when narrow, instead of widening its window."""
+    """One line that ends in '…' when narrow, instead of widening its window: its size policy lets
+    the layout give it any width, so a long text (a full path) can never push the window wider.
+    ``mode`` ElideMiddle keeps both ends of a path; ``full_tip`` shows the whole text as tooltip."""
 
-    def __init__(self, text: str = "", parent: Optional[QWidget] = None) -> None:
+    def __init__(self, text: str = "", parent: Optional[QWidget] = None,
+                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight, full_tip: bool = False) -> None:
         super().__init__(text, parent)
+        self.mode = mode
+        self.full_tip = full_tip
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setMinimumWidth(0)
+        if full_tip:
+            self.setToolTip(text)
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        if self.full_tip:
+            self.setToolTip(text)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(0, super().minimumSizeHint().height())
+
+    def sizeHint(self) -> QSize:
+        return QSize(min(super().sizeHint().width(), 200), super().sizeHint().height())
+
+    def shown_text(self) -> str:
+        """What is painted at the current width."""
+        return self.fontMetrics().elidedText(self.text(), self.mode, self.contentsRect().width())
 
     def paintEvent(self, event) -> None:
         p = QPainter(self)
         p.setPen(self.palette().windowText().color())
-        shown = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, self.width())
-        p.drawText(self.rect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter), shown)
+        p.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                   self.shown_text())
 
 
 class FlowLayout(QLayout):

@@ -69,3 +69,79 @@ def test_create_after_an_unpreviewed_edit_previews_first(qtbot, indexed_window):
     qtbot.waitUntil(lambda: w.features.dialog is None, timeout=UI_TIMEOUT_MS)
     stored = w.workspaces.service.manager.get("Budget")
     assert stored.filter.request == "budget"
+
+
+# -- 4. the Relations tab: a long path must not widen the window ---------------------------------
+LONG = "Quarterly-operations-and-maintenance-reports-for-the-northern-wind-farm-cluster-{n}-archive"
+
+
+@pytest.fixture
+def long_path_window(qtbot, make_window, tmp_path):
+    root = tmp_path / "share"
+    deep = root.joinpath(*(LONG.format(n=n) for n in range(4)))
+    deep.mkdir(parents=True)
+    for i, text in enumerate(("Gearbox oil contamination and bearing wear on turbine {i}.",
+                              "Blade leading edge erosion survey of turbine {i}, resin repair planned.",
+                              "Gearbox bearing replaced after oil analysis on turbine {i}.",
+                              "Blade crack found during the erosion survey of turbine {i}.")):
+        (deep / f"report-{i}.txt").write_text(text.format(i=i), encoding="utf-8")
+    window = make_window()
+    window.resize(1200, 800)
+    window.controller.index_paths([str(root)])
+    qtbot.waitUntil(lambda: window.file_panel.model.total == 4 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    return window
+
+
+def test_clicking_a_node_with_a_long_path_keeps_the_window_layout(qtbot, long_path_window):
+    w = long_path_window
+    view = w.relations.view
+    view.set_method("tfidf")
+    w.relations.show()
+    qtbot.waitUntil(lambda: view.payload is not None and not w.runner.is_running("relations-graph"),
+                    timeout=UI_TIMEOUT_MS)
+    qtbot.wait(50)
+    width, tags, workspace = w.width(), w.tags_dock.width(), w.details_dock.width()
+    assert len(view.payload.paths[0]) > 300
+    view.select_row(0)  # what a click on a node does
+    qtbot.wait(50)
+    assert view.payload.paths[0] in view.status.text() or view.payload.paths[0] in view.status.toolTip()
+    assert w.centralWidget().minimumSizeHint().width() < width
+    assert (w.width(), w.tags_dock.width(), w.details_dock.width()) == (width, tags, workspace)
+
+
+def test_a_layout_wider_than_the_screen_or_with_squeezed_docks_is_not_kept(qtbot, make_window, settings):
+    from spar_desktop.ui import window_state
+
+    ini = settings.data_dir / "ui-state.ini"
+    good = make_window()
+    good.resize(760, 560)  # fits the offscreen screen
+    qtbot.wait(20)
+    good.close()
+    saved = ini.read_bytes()
+
+    too_wide = make_window()
+    assert (too_wide.width(), too_wide.height()) == (760, 560)
+    room = window_state.available(too_wide)
+    too_wide.resize(room.width() + 900, 560)
+    qtbot.wait(20)
+    too_wide.close()
+    assert ini.read_bytes() == saved  # the broken layout was not saved over the good one
+
+    # A broken layout already on disk (saved by an older version) is not restored either.
+    squeezed = make_window()
+    squeezed.resize(room.width() + 900, 560)
+    squeezed.resizeDocks([squeezed.tags_dock], [10], Qt.Orientation.Horizontal)
+    qtbot.wait(20)
+    squeezed_tags = squeezed.tags_dock.width()
+    qs = squeezed.state_settings()
+    qs.setValue("window/geometry", squeezed.saveGeometry())
+    qs.setValue("window/state", squeezed.saveState())
+    qs.sync()
+    squeezed.close()
+    again = make_window()
+    qtbot.wait(20)
+    fresh = make_window()  # no layout restored: the defaults at the screen's width
+    fresh.resize(again.size())
+    qtbot.wait(20)
+    assert again.width() <= room.width()
+    assert again.tags_dock.width() == fresh.tags_dock.width() > squeezed_tags
