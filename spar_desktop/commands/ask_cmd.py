@@ -1,8 +1,9 @@
 """`spar ask WORKSPACE "question"`: a grounded answer streamed to the terminal, then its sources.
 
 Without a reachable Ollama server the answer is retrieval-only (the best passages, grouped by
-file) and a banner on stderr says how to start one. Ctrl-C stops the generation (the partial
-answer is kept in the thread).
+file) and a banner on stderr, printed before them, says where Ollama was looked for and how to
+start one. In a terminal, Markdown emphasis is rendered (terminal.py); piped output keeps the
+Markdown. Ctrl-C stops the generation (the partial answer is kept in the thread).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import signal
 import sys
 
 from spar_desktop.commands.common import settings_from_args
+from spar_desktop.commands.terminal import terminal_writer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -80,22 +82,31 @@ def run_ask(args) -> int:
         session = ChatSession(manager, ollama, k=args.k)
         cancel = CancelToken()
 
+        write, close = terminal_writer(sys.stdout)
+        told: list[str] = []
+
         def on_token(delta: str) -> None:
             if not args.json:
-                sys.stdout.write(delta)
+                write(delta)
                 sys.stdout.flush()
+
+        def on_notice(notice: str) -> None:  # before the passages it explains
+            told.append(notice)
+            sys.stdout.flush()
+            print(f"spar: {notice}", file=sys.stderr, flush=True)
 
         previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
         try:
-            result = asyncio.run(session.answer(thread.id, args.question, on_token, cancel))
+            result = asyncio.run(session.answer(thread.id, args.question, on_token, cancel, on_notice=on_notice))
         except ThreadError as exc:
             raise CommandError(str(exc)) from exc
         finally:
             signal.signal(signal.SIGINT, previous)
+            close()
     finally:
         library.close()
 
-    if result.notice:
+    if result.notice and result.notice not in told:
         print(f"spar: {result.notice}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=1, ensure_ascii=False, default=str))

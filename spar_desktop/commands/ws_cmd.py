@@ -152,14 +152,38 @@ def run_explain(args) -> int:
     return 0
 
 
+NOT_BUILT = "not built yet"
+
+
 @_guard
 def run_files(args) -> int:
-    rows = _manager(args).files(args.name)
+    mgr = _manager(args)
+    info = mgr.get(args.name)
+    rows = mgr.files(args.name)
+    if not rows and info.built_at is None:
+        return _print_unbuilt_files(mgr, info, args.json)
     if args.json:
         print(json.dumps([{"path": r.path, "state": r.state, "error": r.error, "chunks": r.chunks} for r in rows], indent=1))
         return 0
     for r in rows:
         print(f"{r.state:<8} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else ""))
+    return 0
+
+
+def _print_unbuilt_files(mgr, info, as_json: bool) -> int:
+    """Before the first build a workspace has no file rows yet: show what its filter admits."""
+    from spar_desktop.core.workspaces.selection import admitted_files
+
+    admitted = admitted_files(mgr.library, mgr.current_filter(info.name))
+    if as_json:
+        print(json.dumps([{"path": path, "state": NOT_BUILT, "error": None, "chunks": 0} for _, path, _ in admitted],
+                         indent=1))
+        return 0
+    for _, path, _ in admitted:
+        print(f"{NOT_BUILT}  {path}")
+    hint = f'build it to search and ask: spar ws build "{info.name}"'
+    print(f"{len(admitted)} files admitted, {hint}" if admitted else
+          f"no file admitted (spar ws explain \"{info.name}\" says why)", file=sys.stderr)
     return 0
 
 

@@ -126,3 +126,63 @@ def test_ask_without_a_server_answers_from_retrieval_with_a_banner(data, capsys,
     banner = [line for line in err.splitlines() if line.startswith("spar: Ollama is not reachable")]
     assert len(banner) == 1 and host in banner[0] and "ollama serve" in banner[0] and "ollama pull llama3.2" in banner[0]
     assert "retrieval only" in err
+
+
+class FakeTerminal:
+    """stdout and stderr of a terminal, interleaved in one buffer as the user sees them."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+
+    def write(self, text: str) -> int:
+        self.parts.append(text)
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return True
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+def test_ask_in_a_terminal_says_first_where_ollama_was_looked_for_and_renders_markdown(data, capsys, monkeypatch):
+    """Issue 14.12: the banner came after the passages, and '**file**' was printed raw."""
+    host = f"http://127.0.0.1:{free_port()}"
+    monkeypatch.setenv("OLLAMA_HOST", host)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    screen = FakeTerminal()
+    monkeypatch.setattr("sys.stdout", screen)
+    monkeypatch.setattr("sys.stderr", screen)
+    assert cli.main(["--data-dir", str(data), "ask", "ops", "What was found on the blade?"]) == 0
+    text = screen.text
+    banner = text.index(f"Ollama is not reachable at {host}")
+    assert "ollama serve" in text and "OLLAMA_HOST" in text
+    assert banner < text.index("No language model is available")  # said before the passages
+    assert text.count("Ollama is not reachable") == 1
+    assert "**" not in text and "\x1b[1mblade.md\x1b[22m" in text  # bold, not raw Markdown
+    # NO_COLOR: no escape codes, and still no raw Markdown markers.
+    monkeypatch.setenv("NO_COLOR", "1")
+    screen.parts.clear()
+    assert cli.main(["--data-dir", str(data), "ask", "ops", "What was found on the blade?"]) == 0
+    assert "**" not in screen.text and "\x1b[" not in screen.text and "blade.md" in screen.text
+
+
+def test_terminal_markdown_renders_bold_split_across_tokens():
+    from spar_desktop.commands.terminal import MarkdownStream
+
+    out: list[str] = []
+    md = MarkdownStream(out.append, ansi=True)
+    for delta in ("The *", "*gearbox", "** failed [1]", " at 5 * 3 *"):
+        md.write(delta)
+    md.close()
+    assert "".join(out) == "The \x1b[1mgearbox\x1b[22m failed [1] at 5 * 3 *"
+    plain: list[str] = []
+    md = MarkdownStream(plain.append, ansi=False)
+    md.write("**open bold never closed")
+    md.close()
+    assert "".join(plain) == "open bold never closed"
+

@@ -115,3 +115,22 @@ def test_a_request_that_matches_no_tag_is_refused_with_the_choices_unless_all_fi
     assert code == 0 and "(1 files admitted)" in out and "'quarterly tax returns' → no tag matched" in out
     code, out, _ = spar(capsys, data, "ws", "create", "mars", "--prompt", "Mars base", "--all-files")
     assert code == 0 and "(3 files admitted)" in out and "whole index" in out
+
+
+def test_ws_files_before_a_build_lists_the_admitted_files(tmp_path, capsys):
+    """Issue 14.12: `spar ws files NAME` printed nothing before the first build."""
+    share, data = tmp_path / "share", tmp_path / "data"
+    for rel in ("Operations/gearbox.md", "Operations/blade.md", "Finance/budget.md"):
+        (share / rel).parent.mkdir(parents=True, exist_ok=True)
+        (share / rel).write_text(f"notes {rel}", encoding="utf-8")
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+    assert spar(capsys, data, "ws", "create", "ops", "--tag", "Operations")[0] == 0
+    code, out, err = spar(capsys, data, "ws", "files", "ops")
+    assert code == 0
+    rows = [line for line in out.splitlines() if line.strip()]
+    assert len(rows) == 2 and all(line.startswith("not built yet") for line in rows)
+    assert rows[0].endswith("blade.md") and rows[1].endswith("gearbox.md")
+    assert 'spar ws build "ops"' in err
+    code, out, _ = spar(capsys, data, "ws", "files", "ops", "--json")
+    assert [(Path(r["path"]).name, r["state"]) for r in json.loads(out)] == \
+        [("blade.md", "not built yet"), ("gearbox.md", "not built yet")]

@@ -120,7 +120,9 @@ class ChatSession:
     # -- answering ------------------------------------------------------------------------------
     async def answer(self, thread_id: int, question: str, on_token: Optional[Callable[[str], Any]] = None,
                      cancel: Optional[CancelToken] = None, *, model: Optional[str] = None,
-                     k: Optional[int] = None) -> AnswerResult:
+                     k: Optional[int] = None, on_notice: Optional[Callable[[str], Any]] = None) -> AnswerResult:
+        """``on_notice`` gets the 'Ollama is not reachable at ...' banner (when it is due) before
+        the retrieval-only text goes to ``on_token``: said first, not after the passages."""
         question = (question or "").strip()
         if not question:
             raise ThreadError("the question is empty")
@@ -178,6 +180,8 @@ class ChatSession:
         except ChatError as exc:
             if exc.kind == ErrorKind.UNREACHABLE and not streamed:
                 notice = self._set_available(False)
+                if notice and on_notice is not None:
+                    on_notice(notice)
                 passages = reading_order(passages)  # the numbers the grouped text shows, in order
                 text = retrieval_only_text(passages)
                 emit(text)

@@ -1,0 +1,66 @@
+"""Markdown emphasis for a terminal: answers (and the retrieval-only passages) are Markdown,
+which a terminal shows as raw '**'. In a terminal, ``**bold**`` becomes bold (or plain text
+with NO_COLOR / TERM=dumb); piped or redirected output keeps the Markdown as it is, so
+`spar ask ... > answer.md` stays a Markdown file."""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, TextIO
+
+BOLD, NORMAL = "\x1b[1m", "\x1b[22m"
+
+
+def wants_rendering(stream: TextIO) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def wants_ansi() -> bool:
+    return not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+class MarkdownStream:
+    """Streams text to ``write`` with ``**`` pairs turned into bold on/off (``ansi``) or removed.
+
+    Tokens arrive in pieces, so one trailing '*' is held back until the next piece says whether
+    it starts a '**'. A lone '*' (e.g. '5 * 3') is written as it is."""
+
+    def __init__(self, write: Callable[[str], object], ansi: bool = True) -> None:
+        self._write = write
+        self.ansi = ansi
+        self.bold = False
+        self._pending = ""
+
+    def write(self, text: str) -> None:
+        text = self._pending + text
+        self._pending = ""
+        if text.endswith("*") and not text.endswith("**"):
+            text, self._pending = text[:-1], "*"
+        out = []
+        parts = text.split("**")
+        for i, part in enumerate(parts):
+            if i:
+                self.bold = not self.bold
+                if self.ansi:
+                    out.append(BOLD if self.bold else NORMAL)
+            out.append(part)
+        if out:
+            self._write("".join(out))
+
+    def close(self) -> None:
+        tail = self._pending
+        self._pending = ""
+        if self.bold and self.ansi:
+            tail += NORMAL
+        self.bold = False
+        if tail:
+            self._write(tail)
+
+
+def terminal_writer(stream: TextIO) -> tuple[Callable[[str], None], Callable[[], None]]:
+    """(write, close) for ``stream``: Markdown emphasis rendered when it is a terminal, else as is."""
+    if not wants_rendering(stream):
+        return stream.write, lambda: None
+    md = MarkdownStream(stream.write, ansi=wants_ansi())
+    return md.write, md.close
