@@ -15,6 +15,7 @@ from spar_desktop.core.config import SettingsError
 # and light commands stay fast (heavy libraries load only inside the command that needs them).
 COMMAND_MODULES = [
     "spar_desktop.commands.index_cmd",
+    "spar_desktop.commands.sample_cmd",
     "spar_desktop.commands.files_cmd",
     "spar_desktop.commands.tags_cmd",
     "spar_desktop.commands.status_cmd",

@@ -26,6 +26,19 @@ def run(args: argparse.Namespace) -> int:
     from spar_desktop.cli import CommandError
     from spar_desktop.core.library.scanner import Scanner
 
+    from spar_desktop.core.library.sample import is_sample_corpus
+
+    samples = [p for p in args.paths if is_sample_corpus(p)]
+    if samples:
+        # The sample's documents are dated by its _dates.json and tagged by its _taxonomy: indexed
+        # as a plain folder they would be dated at checkout time and carry no taxonomy, and the
+        # metadata files would be indexed too. Same import as `spar sample` and the app.
+        from spar_desktop.commands.sample_cmd import import_and_report
+
+        if len(args.paths) > 1:
+            raise CommandError("index the sample corpus on its own (spar sample), then the other folders")
+        print(f"{samples[0]} is the sample corpus: importing it as `spar sample` and the app do")
+        return import_and_report(args, samples[0])
     library = open_library(args)
     scanner = Scanner(library)
     cancel = CancelToken()

@@ -49,3 +49,29 @@ def test_sample_corpus_import(qtbot, window, settings, library):
     groups = [window.tag_panel.model.data(window.tag_panel.model.index(r, 0))
               for r in range(window.tag_panel.model.rowCount())]
     assert groups[:3] == ["Folders", "Dates", "Taxonomy"]
+
+
+@pytest.mark.skipif(SAMPLE is None, reason="the sample corpus (resources/sample_corpus) is not built yet")
+def test_the_app_and_the_cli_import_the_sample_into_the_same_index(tmp_path, capsys):
+    """Issue 14.11: `spar index resources/sample_corpus` indexed the corpus's metadata files and left
+    33 files dated at checkout time; the app restored dates and imported the taxonomy."""
+    from spar_desktop.cli import main
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.progress import CancelToken
+    from spar_desktop.ui.first_run import import_sample_corpus
+    from tests.core.library.test_sample import index_view
+
+    app_settings = load_settings(tmp_path / "app")
+    lib = Library.open(app_settings)
+    try:
+        result = import_sample_corpus(lib, SAMPLE, app_settings.data_dir / SAMPLE_DIR_NAME, lambda p: None, CancelToken())
+    finally:
+        lib.close()
+    assert result.scan.new == result.copied > 0 and result.taxonomy_tags > 0 and result.assigned > 0
+    app = index_view(tmp_path / "app")
+    assert main(["--data-dir", str(tmp_path / "cli"), "index", str(SAMPLE), "--quiet"]) == 0
+    assert index_view(tmp_path / "cli") == app
+    assert main(["--data-dir", str(tmp_path / "cli2"), "sample", "--quiet"]) == 0
+    assert index_view(tmp_path / "cli2") == app
+    capsys.readouterr()
