@@ -8,9 +8,16 @@ import os
 import re
 from typing import Iterable, Optional
 
+# Names (or globs) never indexed: version control, tool caches, virtualenvs, OS and NAS clutter,
+# lock and partial files. Hidden dot-folders in general ARE indexed (a wiki export's .attachments
+# holds real documents); only the ones tools own are listed. '.*_cache' covers .pytest_cache,
+# .mypy_cache, .ruff_cache, .import_linter_cache, .grimp_cache...; 'site-packages' empties a
+# virtualenv whatever its folder is called.
 DEFAULT_IGNORE_PATTERNS: tuple[str, ...] = (
-    ".git", ".svn", ".hg", "node_modules", "__pycache__", ".venv", ".DS_Store", "Thumbs.db",
-    "desktop.ini", "~$*", ".~lock.*", "*.tmp", "*.temp", "*.swp", "*.part", "*.crdownload", "*~",
+    ".git", ".svn", ".hg", ".bzr", "node_modules", "__pycache__", ".venv", "venv", "site-packages",
+    "*.egg-info", ".eggs", ".tox", ".nox", ".*_cache", ".cache", ".hypothesis", ".ipynb_checkpoints",
+    ".idea", ".vscode", ".gradle", ".terraform", ".DS_Store", "Thumbs.db", "desktop.ini", "@eaDir",
+    "~$*", ".~lock.*", "*.tmp", "*.temp", "*.swp", "*.part", "*.crdownload", "*~",
     ".Trash*", "$RECYCLE.BIN", "System Volume Information",
 )
 
