@@ -4,11 +4,19 @@ A tag with several parents (a MeSH term at two tree positions, a taxonomy term u
 branches) appears under each parent: tree nodes are *positions* (paths of tag ids), not tags.
 Children are created only when a node is expanded (canFetchMore/fetchMore), so a 30k-term
 taxonomy costs nothing until browsed. Top-level nodes group tags by source.
+
+Folder tags are keyed by their path relative to a root, so the folders of every indexed root
+would sit side by side at one level; when the snapshot says which roots hold which top-level
+folders (``folder_roots``), Folders shows one node per root (named after the root folder,
+disambiguated when two share a name) with that root's folders under it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
@@ -34,23 +42,90 @@ GROUP_OF_SOURCE = {src: gid for gid, _, sources in GROUPS for src in sources}
 Index = QModelIndex | QPersistentModelIndex
 
 
-class _Node:
-    __slots__ = ("tag_id", "group", "parent", "row", "children")
+@dataclass(frozen=True)
+class RootFolders:
+    """One indexed root: its display name, file count, and files per top-level folder tag."""
 
-    def __init__(self, tag_id: Optional[int], group: str, parent: Optional["_Node"], row: int) -> None:
+    path: str
+    name: str
+    files: int
+    tag_files: Mapping[int, int]  # top-level folder tag id → files of this root under it
+
+
+def root_names(paths: Sequence[str]) -> dict[str, str]:
+    """'share' for /mnt/a/share; two roots named 'share' become 'share (a)' and 'share (b)'
+    (more of the parent path until the names differ)."""
+    def name(path: str, depth: int) -> str:
+        parts = [x for x in path.rstrip("/\\").replace("\\", "/").split("/") if x]
+        base = parts[-1] if parts else path
+        if depth == 0 or len(parts) < 2:
+            return base
+        return f"{base} ({'/'.join(parts[max(0, len(parts) - 1 - depth):-1])})"
+
+    names = {p: name(p, 0) for p in paths}
+    for depth in range(1, 16):
+        clash = {n for n, c in Counter(names.values()).items() if c > 1}
+        if not clash:
+            break
+        names.update({p: name(p, depth) for p in paths if names[p] in clash})
+    return names
+
+
+def folder_roots(session) -> tuple[RootFolders, ...]:
+    """Per indexed root, how many of its files sit under each top-level folder tag (a worker
+    calls this beside tag_infos; Qt-free)."""
+    from sqlalchemy import select
+
+    from spar_desktop.core.library.models import File, Folder, Tag
+
+    roots = dict(session.execute(select(Folder.id, Folder.path)).all())
+    top_tags = dict(session.execute(select(Tag.key, Tag.id).where(Tag.source == TagSource.PATH,
+                                                                  ~Tag.key.contains("/"))).all())
+    totals: Counter = Counter()
+    per_root: dict[int, Counter] = {fid: Counter() for fid in roots}
+    for folder_id, rel in session.execute(select(File.folder_id, File.rel_path)):
+        if folder_id not in roots:
+            continue
+        totals[folder_id] += 1
+        top, sep, _ = (rel or "").partition("/")
+        if sep and top in top_tags:
+            per_root[folder_id][top_tags[top]] += 1
+    names = root_names(list(roots.values()))
+    return tuple(sorted((RootFolders(path, names[path], totals[fid], dict(per_root[fid])) for fid, path in roots.items()),
+                        key=lambda r: (r.name.casefold(), r.path)))
+
+
+class _Node:
+    __slots__ = ("tag_id", "group", "parent", "row", "children", "root")
+
+    def __init__(self, tag_id: Optional[int], group: str, parent: Optional["_Node"], row: int,
+                 root: Optional[RootFolders] = None) -> None:
         self.tag_id = tag_id
         self.group = group
         self.parent = parent
         self.row = row
+        self.root = root  # a root folder's node under Folders (tag_id None)
         self.children: Optional[list[_Node]] = None  # None: not fetched yet
+
+    @property
+    def step(self) -> Any:
+        if self.tag_id is not None:
+            return self.tag_id
+        return f"root:{self.root.path}" if self.root is not None else self.group
 
     def path(self) -> tuple:
         out: list = []
         node: Optional[_Node] = self
         while node is not None:
-            out.append(node.tag_id if node.tag_id is not None else node.group)
+            out.append(node.step)
             node = node.parent
         return tuple(reversed(out))
+
+    def root_node(self) -> Optional["_Node"]:
+        node: Optional[_Node] = self
+        while node is not None and node.root is None:
+            node = node.parent
+        return node
 
 
 class TagTreeModel(QAbstractItemModel):
@@ -61,6 +136,7 @@ class TagTreeModel(QAbstractItemModel):
         self.infos: dict[int, TagInfo] | Any = {}
         self._groups: list[_Node] = []
         self._group_roots: dict[str, list[int]] = {}
+        self.roots: tuple[RootFolders, ...] = ()
         style = QApplication.style()
         sp = QStyle.StandardPixmap
         self._icons = {
@@ -83,6 +159,10 @@ class TagTreeModel(QAbstractItemModel):
             if not info.parent_ids:
                 roots.setdefault(GROUP_OF_SOURCE.get(info.source, "auto"), []).append(tag_id)
         self._group_roots = {g: self._sorted(g, ids) for g, ids in roots.items()}
+        folder_tags = set(self._group_roots.get("folders", ()))
+        # Roots holding at least one folder (a root with only top-level files has none to show).
+        self.roots = tuple(r for r in (getattr(snapshot, "folder_roots", None) or ())
+                           if folder_tags & set(r.tag_files))
         self._groups = []
         for gid, _label, _ in GROUPS:
             if gid in self._group_roots:
@@ -97,15 +177,28 @@ class TagTreeModel(QAbstractItemModel):
         return sorted(ids, key=lambda i: (infos[i].value.casefold(), infos[i].key))
 
     def _child_ids(self, node: _Node) -> list[int]:
+        if node.root is not None:
+            return [t for t in self._group_roots.get("folders", []) if t in node.root.tag_files]
         if node.tag_id is None:
+            if node.group == "folders" and self.roots:
+                return list(range(len(self.roots)))  # positions of the root nodes
             return self._group_roots.get(node.group, [])
         kids = self.infos[node.tag_id].child_ids
         return self._sorted(node.group, kids) if kids else []
 
     def _ensure_children(self, node: _Node) -> list[_Node]:
         if node.children is None:
-            node.children = [_Node(t, node.group, node, i) for i, t in enumerate(self._child_ids(node))]
+            if node.tag_id is None and node.root is None and node.group == "folders" and self.roots:
+                node.children = [_Node(None, node.group, node, i, root) for i, root in enumerate(self.roots)]
+            else:
+                node.children = [_Node(t, node.group, node, i) for i, t in enumerate(self._child_ids(node))]
         return node.children
+
+    def root_of(self, index: Index) -> Optional[RootFolders]:
+        """The indexed root a Folders node sits under (None elsewhere or without roots)."""
+        node = self.node(index)
+        up = node.root_node() if node is not None else None
+        return up.root if up is not None else None
 
     # ------------------------------------------------------------------ helpers
     def node(self, index: Index) -> Optional[_Node]:
@@ -120,7 +213,7 @@ class TagTreeModel(QAbstractItemModel):
         index = QModelIndex()
         nodes = self._groups
         for step in path:
-            match = next((n for n in nodes if (n.tag_id if n.tag_id is not None else n.group) == step), None)
+            match = next((n for n in nodes if n.step == step), None)
             if match is None:
                 return QModelIndex()
             index = self.createIndex(match.row, 0, match)
@@ -135,6 +228,10 @@ class TagTreeModel(QAbstractItemModel):
         while self.infos[chain[-1]].parent_ids and len(chain) < 256:
             chain.append(min(self.infos[chain[-1]].parent_ids))
         group = GROUP_OF_SOURCE.get(self.infos[chain[-1]].source, "auto")
+        if group == "folders" and self.roots:
+            root = next((r for r in self.roots if chain[-1] in r.tag_files), None)
+            if root is not None:
+                return self.index_for_path((group, f"root:{root.path}", *reversed(chain)))
         return self.index_for_path((group, *reversed(chain)))
 
     # ------------------------------------------------------------------ model API
@@ -201,13 +298,20 @@ class TagTreeModel(QAbstractItemModel):
             return None
         node: _Node = index.internalPointer()
         col = index.column()
+        if node.root is not None:
+            return self._root_data(node.root, col, role)
         if node.tag_id is None:
             return self._group_data(node, col, role)
         info = self.infos[node.tag_id]
+        under = node.parent.root if node.parent is not None else None
         if role == Qt.ItemDataRole.DisplayRole:
-            return info.value if col == 0 else f"{info.file_count:,}"
+            # A top-level folder under its root counts that root's files only.
+            count = under.tag_files.get(node.tag_id, info.file_count) if under is not None else info.file_count
+            return info.value if col == 0 else f"{count:,}"
         if role == Qt.ItemDataRole.ToolTipRole:
-            tip = info.key if info.source == TagSource.PATH else f"{info.value} ({info.source})"
+            up = node.root_node()
+            tip = (f"{up.root.name}/{info.key}" if up is not None else info.key) if info.source == TagSource.PATH \
+                else f"{info.value} ({info.source})"
             if info.description:
                 tip += f"\n{info.description}"
             return tip + f"\n{info.file_count:,} files"
@@ -221,6 +325,19 @@ class TagTreeModel(QAbstractItemModel):
             return node.tag_id
         if role == SourceRole:
             return info.source
+        return None
+
+    def _root_data(self, root: RootFolders, col: int, role: int) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole:
+            return root.name if col == 0 else f"{root.files:,}"
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return f"{root.path}\n{root.files:,} files"
+        if role == Qt.ItemDataRole.DecorationRole and col == 0:
+            return self._icons["folders"]
+        if role == Qt.ItemDataRole.ForegroundRole and col == 1:
+            return self._muted
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def _group_data(self, node: _Node, col: int, role: int) -> Any:
@@ -307,6 +424,8 @@ class TagFilterProxy(QSortFilterProxyModel):
         node = model.node(model.index(source_row, 0, source_parent))
         if node is None:
             return False
+        if node.root is not None:
+            return any(t in self._visible for t in node.root.tag_files)
         if node.tag_id is None:
             return node.group in self._groups
         if node.tag_id in self._visible:

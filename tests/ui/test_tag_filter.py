@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import QItemSelectionModel
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt
 
 from tests.ui.conftest import UI_TIMEOUT_MS
 
@@ -115,3 +115,57 @@ def test_a_tag_under_two_parents_appears_under_both(qtbot, window, small_tree, l
         assert model.canFetchMore(index)  # lazily loaded
         model.fetchMore(index)
         assert [model.data(model.index(r, 0, index)) for r in range(model.rowCount(index))] == ["Payroll"]
+
+
+def test_folders_show_one_node_per_indexed_root_named_after_it(qtbot, tmp_path):
+    """Issue 14.9: the folders of every root sat side by side at one level of the tree."""
+    from types import MappingProxyType, SimpleNamespace
+
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.library.scanner import Scanner
+    from spar_desktop.core.library.tags import tag_infos
+    from spar_desktop.ui.tag_panel import TagPanel
+    from spar_desktop.ui.tag_tree import folder_roots
+
+    files = {"a/share/Finance/budget.md": "b", "a/share/Finance/q1.md": "q", "a/share/HR/handbook.md": "h",
+             "b/share/Finance/forecast.md": "f", "b/share/Legal/contract.md": "c", "notes/Projects/plan.md": "p"}
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, encoding="utf-8")
+    lib = Library.open(load_settings(tmp_path / "data"))
+    try:
+        Scanner(lib).scan([str(tmp_path / "a" / "share"), str(tmp_path / "b" / "share"), str(tmp_path / "notes")])
+        with lib.session() as s:
+            snapshot = SimpleNamespace(infos=MappingProxyType(tag_infos(s)), folder_roots=folder_roots(s))
+    finally:
+        lib.close()
+    panel = TagPanel()
+    qtbot.addWidget(panel)
+    panel.set_snapshot(snapshot)
+    model = panel.model
+
+    def rows(parent):
+        if model.canFetchMore(parent):
+            model.fetchMore(parent)
+        return [(model.index(r, 0, parent), model.data(model.index(r, 0, parent)),
+                 model.data(model.index(r, 1, parent))) for r in range(model.rowCount(parent))]
+
+    [folders] = [i for i, label, _ in rows(QModelIndex()) if label == "Folders"]
+    roots = rows(folders)
+    assert [(label, count) for _, label, count in roots] == [("notes", "1"), ("share (a)", "3"), ("share (b)", "2")]
+    under = {label: [(lab, n) for _, lab, n in rows(index)] for index, label, _ in roots}
+    # Each root shows its own folders, counted over its own files.
+    assert under == {"notes": [("Projects", "1")], "share (a)": [("Finance", "2"), ("HR", "1")],
+                     "share (b)": [("Finance", "1"), ("Legal", "1")]}
+    finance_b = rows(roots[2][0])[0][0]
+    assert model.data(finance_b, Qt.ItemDataRole.ToolTipRole).startswith("share (b)/Finance")
+    assert model.root_of(finance_b).path == str(tmp_path / "b" / "share")
+    # Finding a tag goes through its root; the filter box keeps the roots that lead to a match.
+    legal = next(i for i, t in model.infos.items() if t.key == "Legal")
+    assert model.data(model.parent(model.first_index_of_tag(legal))) == "share (b)"
+    panel.proxy.set_filter_text("legal")
+    proxy_folders = panel.proxy.mapFromSource(folders)
+    assert [panel.proxy.index(r, 0, proxy_folders).data() for r in range(panel.proxy.rowCount(proxy_folders))] == ["share (b)"]
+    # Selecting a root node adds no constraint; its folders filter as before.
+    assert panel.select_tag(legal) and panel.selected_tag_ids() == [legal]
