@@ -51,6 +51,7 @@ class ChatController(QObject):
     open_requested = Signal(str, object, object)  # path, page, highlight
     status = Signal(str)
     error = Signal(str, str)
+    server_settings_changed = Signal()  # a new Ollama host or model applies from now on
 
     def __init__(self, settings: Settings, runner: TaskRunner, workspaces: WorkspaceController,
                  parent: Optional[QObject] = None) -> None:
@@ -99,6 +100,35 @@ class ChatController(QObject):
         if self.workspace is not None:
             self.start_watching()
 
+    def apply_settings(self, settings: Settings) -> bool:
+        """Use saved settings at once: a new Ollama host or model gets a new client, the server
+        state is unknown again and is checked now (the banner and the model list follow), no
+        restart. True when the server settings changed."""
+        old, self.settings = self.settings, settings
+        changed = (old.ollama_host, old.ollama_model) != (settings.ollama_host, settings.ollama_model)
+        if not changed or self._closed:
+            return changed
+        if self.session is not None:
+            from spar_desktop.core.chat.client import Ollama
+
+            self.session.ollama = Ollama.from_settings(settings)
+            self.session.model = self.session.ollama.model
+            self.session.llm_available = None
+        self.server_ok, self.models, self._banner_given = None, (), False
+        self.server_settings_changed.emit()
+        watching = self._watch_task is not None and not self._watch_task.done()
+        self._stop_watching()
+        if watching or self.workspace is not None:
+            self.start_watching()  # its first check runs at once, against the new host
+        return changed
+
+    def _stop_watching(self) -> None:
+        if self._watch_stop is not None:
+            self._watch_stop.cancel()
+        if self._watch_task is not None and not self._watch_task.done():
+            self._watch_task.cancel()
+        self._watch_stop = self._watch_task = None
+
     def start_watching(self) -> None:
         """Poll the server in the background (first check at once); idempotent."""
         if self.session is None or self._closed or running_loop() is None:
@@ -130,7 +160,7 @@ class ChatController(QObject):
                 waited += 0.1
 
     def _server_seen(self, ok: bool) -> None:
-        if self._closed:
+        if self._closed or self.session is None:
             return
         self.server_ok = ok
         self.server_changed.emit(ok)
@@ -146,12 +176,13 @@ class ChatController(QObject):
             self.banner.emit(text)
 
     async def _load_models(self) -> None:
+        ollama = self.session.ollama
         try:
             models = tuple(await self.session.list_models())
         except Exception as exc:  # noqa: BLE001 - the picker keeps the configured model
             log.info("cannot list models: %s", exc)
             return
-        if not self._closed:
+        if not self._closed and self.session.ollama is ollama:  # not the list of a host left since
             self.models = models
             self.models_loaded.emit(models)
 
@@ -315,11 +346,9 @@ class ChatController(QObject):
     def shutdown(self) -> None:
         self._closed = True
         self.stop()
-        if self._watch_stop is not None:
-            self._watch_stop.cancel()
-        for task in (self._watch_task, self._task):
-            if task is not None and not task.done():
-                task.cancel()
+        self._stop_watching()
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
 
     def _failed(self, err: TaskError) -> None:
         log.error("%s failed: %s\n%s", err.title, err.message, err.details)

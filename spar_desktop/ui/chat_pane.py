@@ -64,6 +64,7 @@ class ChatPane(QWidget):
         c.answer_failed.connect(self._answer_failed)
         c.server_changed.connect(self._server_changed)
         c.models_loaded.connect(self._models_loaded)
+        c.server_settings_changed.connect(self._server_settings_changed)
         c.banner.connect(self.show_banner)
         c.ready.connect(lambda: self._workspace_changed(c.workspace))
         self._workspace_changed(None)
@@ -339,6 +340,14 @@ class ChatPane(QWidget):
         index = next((i for i in range(self.model_combo.count())
                       if self.model_combo.itemData(i) in (wanted, f"{wanted}:latest")), 0)
         self.model_combo.setCurrentIndex(index)
+
+    def _server_settings_changed(self) -> None:
+        """Another host or model in the settings: the picker starts again from the new model and
+        the server state is unknown until the check that follows."""
+        self.model_combo.clear()
+        self.model_combo.addItem(self.controller.default_model, self.controller.default_model)
+        self.banner.hide()
+        self.server_label.setText("<span style='color:#8a909b'>●</span> checking Ollama…")
 
     def show_banner(self, text: str) -> None:
         parts = html.escape(text).split("`")

@@ -44,6 +44,10 @@ from spar_desktop.ui.workspace_wiring import WorkspaceFeatures
 
 log = logging.getLogger(__name__)
 STATE_FILE = "ui-state.ini"
+# Settings the running app cannot switch (open database, vector store, loaded encoder, built chunks).
+RESTART_SETTINGS = (("database", "database_url"), ("Chroma server", "chroma_url"),
+                    ("embedding device", "embedding_device"), ("chunk size", "chunk_child_tokens"),
+                    ("parent chunk size", "chunk_parent_tokens"), ("overlap", "chunk_overlap_tokens"))
 
 
 class MainWindow(QMainWindow):
@@ -361,16 +365,28 @@ class MainWindow(QMainWindow):
         from spar_desktop.ui.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.settings, self)
-        if dialog.exec() and dialog.result_settings is not None:
-            saved = dialog.result_settings
-            if saved.data_dir != self.settings.data_dir:
-                self.statusBar().showMessage(
-                    f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
-                    "(or set SPAR_DATA_DIR) to use it.", 30000)
-            else:
-                self.statusBar().showMessage("Settings saved; server and storage changes apply after a restart", 15000)
-                self.settings = saved
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self.apply_settings(dialog.result_settings))
+        dialog.open()  # window-modal, not a nested loop: tasks keep delivering behind it
         return dialog
+
+    def apply_settings(self, saved: Optional[Settings]) -> None:
+        """Saved settings: the Ollama host and model apply at once (chat gets a new client and
+        re-checks the server); storage, device and chunking apply at the next start."""
+        if saved is None:
+            return
+        if saved.data_dir != self.settings.data_dir:
+            self.statusBar().showMessage(
+                f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
+                "(or set SPAR_DATA_DIR) to use it.", 30000)
+            return
+        restart = [label for label, field in RESTART_SETTINGS if getattr(saved, field) != getattr(self.settings, field)]
+        self.settings = saved
+        server = self.chat.apply_settings(saved)
+        text = "Settings saved" + (f"; now using Ollama at {saved.ollama_host}" if server else "")
+        if restart:
+            text += f"; {', '.join(restart)} change{'s' if len(restart) > 1 else ''} after a restart"
+        self.statusBar().showMessage(text, 15000)
 
     def about(self) -> None:
         QMessageBox.about(self, "About SPAR Desktop",

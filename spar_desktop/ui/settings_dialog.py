@@ -1,5 +1,6 @@
 """Settings dialog: edits a Settings value, validates it live (Settings.validate) and saves
-settings.json in the data dir. Server and storage changes apply on the next start."""
+settings.json in the data dir. The window applies the Ollama host and model at once
+(MainWindow.apply_settings); storage, device and chunking changes apply on the next start."""
 
 from __future__ import annotations
 
@@ -86,7 +87,8 @@ class SettingsDialog(QDialog):
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
         note_icon = QLabel()
         note_icon.setPixmap(icon.pixmap(16, 16))
-        note = QLabel("Storage and server changes take effect the next time SPAR Desktop starts.")
+        note = QLabel("The Ollama host and model apply as soon as you save. Storage, device and chunking "
+                      "changes take effect the next time SPAR Desktop starts.")
         note.setObjectName("muted")
         note.setWordWrap(True)
         note_row = QHBoxLayout()

@@ -145,3 +145,28 @@ def test_a_layout_wider_than_the_screen_or_with_squeezed_docks_is_not_kept(qtbot
     qtbot.wait(20)
     assert again.width() <= room.width()
     assert again.tags_dock.width() == fresh.tags_dock.width() > squeezed_tags
+
+
+# -- 5. a new Ollama host applies without a restart --------------------------------------------------
+def test_a_saved_ollama_host_applies_at_once(qtbot, aloop, settings, window_on, fake):
+    from dataclasses import replace
+
+    from PySide6.QtWidgets import QDialogButtonBox
+
+    w = window_on(replace(settings, ollama_host="http://127.0.0.1:9"))  # nothing listens there
+    chat = w.chat
+    chat.watch_interval = 60.0  # only the check a new host triggers can notice the change
+    qtbot.waitUntil(lambda: chat.session is not None, timeout=UI_TIMEOUT_MS)
+    chat.start_watching()
+    qtbot.waitUntil(lambda: chat.server_ok is False, timeout=UI_TIMEOUT_MS)
+    w.tabs.setCurrentWidget(w.chat_pane)
+    assert "127.0.0.1:9" in w.chat_pane.banner_label.text()
+
+    dialog = w.open_settings()
+    dialog.ollama_host.setText(fake.url)
+    dialog.buttons.button(QDialogButtonBox.StandardButton.Save).click()
+    assert chat.session.ollama.host == fake.url and w.settings.ollama_host == fake.url
+    qtbot.waitUntil(lambda: chat.server_ok is True and w.chat_pane.model_combo.count() >= 2, timeout=UI_TIMEOUT_MS)
+    assert not w.chat_pane.banner.isVisible() and "Ollama connected" in w.chat_pane.server_label.text()
+    assert "restart" not in w.statusBar().currentMessage() and fake.url in w.statusBar().currentMessage()
+    assert fake.calls("/api/tags")  # the new host was asked, not the old one
