@@ -170,3 +170,42 @@ def test_a_saved_ollama_host_applies_at_once(qtbot, aloop, settings, window_on, 
     assert not w.chat_pane.banner.isVisible() and "Ollama connected" in w.chat_pane.server_label.text()
     assert "restart" not in w.statusBar().currentMessage() and fake.url in w.statusBar().currentMessage()
     assert fake.calls("/api/tags")  # the new host was asked, not the old one
+
+
+# -- 7. the Issues view: grouped by kind, real errors first ------------------------------------------
+def test_issues_are_grouped_by_kind_with_real_errors_first_and_formats_as_a_summary(qtbot):
+    from spar_desktop.core.library.models import FileStatus
+    from spar_desktop.ui.issues import IssuesPanel
+    from spar_desktop.ui.library_ops import IssueRow, Issues
+
+    archives = [IssueRow(FileStatus.UNSUPPORTED, f"/share/Backups/dump-{i:04}.gz",
+                         ".gz: no text extraction for archive files yet", 100 + i) for i in range(2053)]
+    images = [IssueRow(FileStatus.UNSUPPORTED, f"/share/Photos/p{i}.jpg", ".jpg: no text extraction for image files yet",
+                       5000 + i) for i in range(30)]
+    errors = [IssueRow(FileStatus.ERROR, f"/share/Reports/broken-{i}.pdf", "cannot open PDF: damaged xref", i)
+              for i in range(3)]
+    rows = archives + images + [IssueRow("scan", "/share/Locked", "permission denied", None)] + errors
+    panel = IssuesPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_issues(Issues(tuple(rows), len(rows)))
+    tree = panel.tree
+    tops = [tree.topLevelItem(i).text(0) for i in range(tree.topLevelItemCount())]
+    assert len(tops) == 3, tops  # one line per kind, not one per file
+    assert tops[0].startswith("Unreadable — 3 files") and tops[1].startswith("Folders not scanned — 1 folder")
+    assert tops[2].startswith("Formats without text — 2,083 files")
+    errors_item, formats = tree.topLevelItem(0), tree.topLevelItem(2)
+    assert errors_item.isExpanded() and errors_item.childCount() == 3 and not formats.isExpanded()
+    # The unsupported formats: one summary line per reason, largest first; files only when expanded.
+    assert [formats.child(i).text(0) for i in range(formats.childCount())] == [
+        ".gz: no text extraction for archive files yet — 2,053 files",
+        ".jpg: no text extraction for image files yet — 30 files"]
+    archive_line = formats.child(0)
+    assert archive_line.childCount() == 0
+    formats.setExpanded(True)
+    archive_line.setExpanded(True)
+    assert archive_line.childCount() == 2053 and archive_line.child(0).text(1) == "/share/Backups/dump-0000.gz"
+    with qtbot.waitSignal(panel.file_activated) as activated:
+        tree.itemDoubleClicked.emit(errors_item.child(0), 0)
+    assert activated.args == [0]
+    assert panel.total == len(rows)
