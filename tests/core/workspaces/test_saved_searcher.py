@@ -174,6 +174,7 @@ def test_evolved_and_reset_keys_are_saved_for_the_next_process(data, monkeypatch
     mgr.create("ops2", tags=["Operations"])  # shares every file with 'ops'
     mgr.build("ops2")
     original = results(mgr)
+    mgr = new_process()  # feedback on a searcher opened from its saved state (memory-mapped keys)
     hit = mgr.search("ops", "oil contamination root cause", k=3).hits[0]
     out = record_feedback(mgr, "ops", "oil contamination root cause", [f"{hit.file_id}#{hit.chunk_id}"],
                           success=True, config=ERMConfig(batch_size=1, max_batches_per_round=1))
