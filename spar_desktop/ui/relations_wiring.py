@@ -21,6 +21,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui import relations_ops as ops
+from spar_desktop.ui.progress_view import shown
 from spar_desktop.ui.tasks import TaskError, TaskHandle
 
 log = logging.getLogger(__name__)
@@ -112,8 +113,8 @@ class RelationsFeatures(QObject):
         self.view.set_busy(f"{'Rebuilding' if rebuild else 'Loading'} {label} relations of {where}…")
 
         def progressed(p: Progress) -> None:
-            pct = f" {100 * p.done // p.total}%" if p.total else ""
-            self.view.set_busy(f"{p.message or 'Working'}{pct}")
+            view = shown(p)  # the percentage of the count the message shows, as in the task list
+            self.view.set_busy(view.with_percent() or "Working…")
 
         def done(payload) -> None:
             self.loaded_for = (workspace, method)

@@ -8,12 +8,27 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QStyle, QToolButton, QWidget
 
 from spar_desktop.core.progress import Progress
+from spar_desktop.ui.progress_view import shown
 from spar_desktop.ui.tasks import TaskHandle, TaskRunner, TaskState
 
 # Tasks that finish faster than this never appear, so quick reloads do not make the bar flicker.
 SHOW_AFTER_MS = 250
 MAX_ROWS = 3
 LABEL_WIDTH = 260
+
+
+def fit_label(fm, title: str, message: str, width: int) -> str:
+    """'title — message' in ``width`` px: the message (with its numbers) is kept whole when it fits
+    and the title shortened with '…' at a word boundary; never a word cut in two without a '…'."""
+    full = f"{title} — {message}" if message else title
+    if fm.horizontalAdvance(full) <= width:
+        return full
+    if message and fm.horizontalAdvance(f"… — {message}") <= width:
+        words = title.split()
+        while words and fm.horizontalAdvance(f"{' '.join(words)}… — {message}") > width:
+            words.pop()
+        return f"{' '.join(words)}… — {message}" if words else f"… — {message}"
+    return fm.elidedText(full, Qt.TextElideMode.ElideRight, width)
 
 
 class TaskRow(QWidget):
@@ -69,13 +84,14 @@ class TaskRow(QWidget):
             self.label.setText(f"{handle.title} — cancelling…")
             self.cancel_button.setEnabled(False)
             return
-        if p is not None and p.total:
+        view = shown(p)  # the bar shows the numbers of the text beside it
+        if view.fraction is not None:
             self.bar.setRange(0, 1000)
-            self.bar.setValue(int(1000 * (p.fraction or 0.0)))
+            self.bar.setValue(int(1000 * view.fraction))
         elif p is not None:
             self.bar.setRange(0, 0)
-        text = f"{handle.title} — {p.message}" if p is not None and p.message else handle.title
-        self.label.setText(self.label.fontMetrics().elidedText(text, Qt.TextElideMode.ElideMiddle, LABEL_WIDTH))
+        text = f"{handle.title} — {view.text}" if view.text else handle.title
+        self.label.setText(fit_label(self.label.fontMetrics(), handle.title, view.text, LABEL_WIDTH))
         self.setToolTip(text)
 
 

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.progress import Progress
+from spar_desktop.ui.progress_view import shown
 from spar_desktop.ui.search_results import HIT_ROLE, HitDelegate
 from spar_desktop.ui.workspace_controller import WorkspaceController
 from spar_desktop.ui.workspace_ops import WorkspaceRow
@@ -283,9 +284,9 @@ class WorkspacePanel(QWidget):
     def _paint_status(self, item: QTreeWidgetItem, row: WorkspaceRow) -> None:
         building = self.controller.is_building(row.name)
         text = status_text(row, building)
-        p = self._progress.get(row.name)
-        if building and p is not None and p.fraction is not None:
-            text += f" {int(p.fraction * 100)}%"
+        view = shown(self._progress.get(row.name))
+        if building and view.percent is not None:
+            text += f" {view.percent}%"  # the same number as the bar and the progress text
         item.setText(1, text)
         item.setForeground(1, QColor(STATUS_COLOURS.get("building" if building else row.status, "#6a7180")))
 
@@ -401,12 +402,13 @@ class WorkspacePanel(QWidget):
             return
         self.progress_box.setVisible(True)
         self.progress_label.setVisible(True)
-        if p.total:
+        view = shown(p)
+        if view.fraction is not None:
             self.progress_bar.setRange(0, 1000)
-            self.progress_bar.setValue(int((p.fraction or 0) * 1000))
+            self.progress_bar.setValue(int(view.fraction * 1000))
         else:
             self.progress_bar.setRange(0, 0)
-        self.progress_label.setText(f"Building: {p.message}" if p.message else "Building…")
+        self.progress_label.setText(f"Building: {view.text}" if view.text else "Building…")
 
     def _build_finished(self, name: str, summary) -> None:
         self._progress.pop(name, None)

@@ -209,3 +209,45 @@ def test_issues_are_grouped_by_kind_with_real_errors_first_and_formats_as_a_summ
         tree.itemDoubleClicked.emit(errors_item.child(0), 0)
     assert activated.args == [0]
     assert panel.total == len(rows)
+
+
+# -- 10. one progress reading: the bar, the percentage and the text agree ----------------------------
+def test_progress_numbers_agree_in_the_task_list_and_the_workspace_panel(qtbot, window, small_tree):
+    import threading
+
+    from spar_desktop.core.progress import Progress
+    from spar_desktop.ui.progress_view import shown
+
+    # A build reports documents in done/total and chunks in its message.
+    report = Progress(3, 100, "embedding chunks 256/1082")
+    fraction = 256 / 1082
+    assert shown(report).percent == 23 and shown(Progress(1, 4, "reusing cached vectors")).text == \
+        "reusing cached vectors (1/4)"
+
+    release = threading.Event()
+
+    def op(progress, cancel):
+        progress(report)
+        release.wait(30)
+
+    handle = window.runner.run(op, title="Building Incidents 2023")
+    row = window.task_list.show_now(handle)
+    qtbot.waitUntil(lambda: handle.progress is not None, timeout=UI_TIMEOUT_MS)
+    assert "256/1082" in row.label.text()  # the message's numbers are never elided away ...
+    assert row.bar.value() == int(1000 * fraction)  # ... and the bar shows them, not 3/100
+    release.set()
+    qtbot.waitUntil(window.runner.is_idle, timeout=UI_TIMEOUT_MS)
+
+    # The workspace list's "building N%" and its progress bar read the same numbers.
+    window.controller.index_paths([str(small_tree)])
+    qtbot.waitUntil(lambda: window.file_panel.model.total == 5 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: window.workspaces.service is not None, timeout=UI_TIMEOUT_MS)
+    window.workspaces.service.manager.create("Finance", tags=["Finance"])
+    window.workspaces.refresh()
+    panel = window.workspace_panel
+    qtbot.waitUntil(lambda: panel.item_for("Finance") is not None, timeout=UI_TIMEOUT_MS)
+    panel.select_workspace("Finance")
+    window.workspaces.is_building = lambda name: True  # as during a build
+    window.workspaces.build_progress.emit("Finance", report)
+    assert panel.item_for("Finance").text(1).endswith(" 23%")
+    assert panel.progress_bar.value() == int(1000 * fraction) and "256/1082" in panel.progress_label.text()
