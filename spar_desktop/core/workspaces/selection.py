@@ -92,7 +92,7 @@ class WorkspaceFilter:
                                   tuple(TagChoice(**t) for t in g.get("pruned", ())), bool(g.get("required", False)))
                          for g in d.get(key, ()))
 
-        return cls(
+        flt = cls(
             groups=groups_of("groups"), dropped=groups_of("dropped"),
             since=date.fromisoformat(d["since"]) if d.get("since") else None,
             until=date.fromisoformat(d["until"]) if d.get("until") else None,
@@ -102,6 +102,11 @@ class WorkspaceFilter:
             pinned=tuple(int(i) for i in d.get("pinned", ())), only_pinned=bool(d.get("only_pinned", False)),
             tolerance=max(0, int(d.get("tolerance", 0) or 0)), all_files=bool(d.get("all_files", False)),
         )
+        if "all_files" not in d and not flt.scoped:
+            # Saved by a release where an unscoped filter meant the whole index: an upgrade must
+            # not empty a user's workspace, so it keeps meaning that (now said explicitly).
+            flt = replace(flt, all_files=True)
+        return flt
 
     @property
     def optional_groups(self) -> tuple[TagGroup, ...]:

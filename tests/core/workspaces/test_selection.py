@@ -186,3 +186,17 @@ def test_creating_from_keywords_that_match_nothing_asks_what_to_do(indexed):
     assert require_scope(replace(flt, all_files=True)).all_files
     dated = build_filter(lib, parse_request("Mars base notes from 2023", TODAY), index)
     assert require_scope(dated) is dated and names(lib, dated) == {"gearbox-site-b.md", "design.md"}
+
+
+def test_a_whole_index_workspace_saved_by_the_previous_release_keeps_its_files():
+    """Release 0.1.0 stored an unscoped filter (no 'all_files' key) and admitted every file with it:
+    after an upgrade that workspace must not silently become empty."""
+    from spar_desktop.core.workspaces.selection import WorkspaceFilter
+
+    old = WorkspaceFilter().to_json()
+    del old["all_files"]
+    assert WorkspaceFilter.from_json(old).all_files
+    assert not WorkspaceFilter.from_json(WorkspaceFilter().to_json()).all_files  # saved now: means nothing chosen
+    scoped = WorkspaceFilter(formats=("pdf",)).to_json()
+    del scoped["all_files"]
+    assert not WorkspaceFilter.from_json(scoped).all_files
