@@ -20,6 +20,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, Tag, TagSource
 from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.library.queries import FileFilter, FileRecord, count_files, list_files
+from spar_desktop.core.library.roots import RootFolders, folder_roots
 from spar_desktop.core.library.scanner import Scanner, ScanReport
 from spar_desktop.core.library.tags import TagInfo, create_tag, tag_files, tag_infos, untag_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check
@@ -51,6 +52,7 @@ class FileRows:
 @dataclass(frozen=True)
 class TagSnapshot:
     infos: Mapping[int, TagInfo]  # read-only view; TagInfo is frozen
+    folder_roots: tuple[RootFolders, ...] = ()  # Folders shows one node per indexed root
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,8 @@ def scan_paths(library: Library, paths: Sequence[str], progress: ProgressCallbac
 def load_tags(library: Library, progress: ProgressCallback, cancel: CancelToken) -> TagSnapshot:
     with library.session() as s:
         infos = tag_infos(s)
-    return TagSnapshot(MappingProxyType(infos))
+        roots = folder_roots(s)
+    return TagSnapshot(MappingProxyType(infos), roots)
 
 
 def load_files(library: Library, flt: FileFilter, progress: ProgressCallback, cancel: CancelToken,

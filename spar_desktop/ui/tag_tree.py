@@ -13,16 +13,14 @@ disambiguated when two share a name) with that root's folders under it.
 
 from __future__ import annotations
 
-import os
-from collections import Counter
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional
 
 from PySide6.QtCore import QAbstractItemModel, QModelIndex, QPersistentModelIndex, QSortFilterProxyModel, Qt
 from PySide6.QtGui import QColor, QFont
 from PySide6.QtWidgets import QApplication, QStyle
 
 from spar_desktop.core.library.models import TagSource
+from spar_desktop.core.library.roots import RootFolders
 from spar_desktop.core.library.tags import TagInfo
 from spar_desktop.ui.library_ops import TagSnapshot
 
@@ -40,59 +38,6 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 GROUP_OF_SOURCE = {src: gid for gid, _, sources in GROUPS for src in sources}
 
 Index = QModelIndex | QPersistentModelIndex
-
-
-@dataclass(frozen=True)
-class RootFolders:
-    """One indexed root: its display name, file count, and files per top-level folder tag."""
-
-    path: str
-    name: str
-    files: int
-    tag_files: Mapping[int, int]  # top-level folder tag id → files of this root under it
-
-
-def root_names(paths: Sequence[str]) -> dict[str, str]:
-    """'share' for /mnt/a/share; two roots named 'share' become 'share (a)' and 'share (b)'
-    (more of the parent path until the names differ)."""
-    def name(path: str, depth: int) -> str:
-        parts = [x for x in path.rstrip("/\\").replace("\\", "/").split("/") if x]
-        base = parts[-1] if parts else path
-        if depth == 0 or len(parts) < 2:
-            return base
-        return f"{base} ({'/'.join(parts[max(0, len(parts) - 1 - depth):-1])})"
-
-    names = {p: name(p, 0) for p in paths}
-    for depth in range(1, 16):
-        clash = {n for n, c in Counter(names.values()).items() if c > 1}
-        if not clash:
-            break
-        names.update({p: name(p, depth) for p in paths if names[p] in clash})
-    return names
-
-
-def folder_roots(session) -> tuple[RootFolders, ...]:
-    """Per indexed root, how many of its files sit under each top-level folder tag (a worker
-    calls this beside tag_infos; Qt-free)."""
-    from sqlalchemy import select
-
-    from spar_desktop.core.library.models import File, Folder, Tag
-
-    roots = dict(session.execute(select(Folder.id, Folder.path)).all())
-    top_tags = dict(session.execute(select(Tag.key, Tag.id).where(Tag.source == TagSource.PATH,
-                                                                  ~Tag.key.contains("/"))).all())
-    totals: Counter = Counter()
-    per_root: dict[int, Counter] = {fid: Counter() for fid in roots}
-    for folder_id, rel in session.execute(select(File.folder_id, File.rel_path)):
-        if folder_id not in roots:
-            continue
-        totals[folder_id] += 1
-        top, sep, _ = (rel or "").partition("/")
-        if sep and top in top_tags:
-            per_root[folder_id][top_tags[top]] += 1
-    names = root_names(list(roots.values()))
-    return tuple(sorted((RootFolders(path, names[path], totals[fid], dict(per_root[fid])) for fid, path in roots.items()),
-                        key=lambda r: (r.name.casefold(), r.path)))
 
 
 class _Node:

@@ -71,8 +71,11 @@ def test_filter_box_finds_tags_without_expanding_everything(qtbot, window, small
     groups = [proxy.data(proxy.index(r, 0)) for r in range(proxy.rowCount())]
     assert groups == ["Folders"]
     folders = proxy.index(0, 0)
-    assert [proxy.data(proxy.index(r, 0, folders)) for r in range(proxy.rowCount(folders))] == ["Finance"]
-    finance = proxy.index(0, 0, folders)
+    # One node per indexed root (named after the root folder), its folders under it.
+    assert [proxy.data(proxy.index(r, 0, folders)) for r in range(proxy.rowCount(folders))] == [small_tree.name]
+    root = proxy.index(0, 0, folders)
+    assert [proxy.data(proxy.index(r, 0, root)) for r in range(proxy.rowCount(root))] == ["Finance"]
+    finance = proxy.index(0, 0, root)
     assert panel.view.isExpanded(finance)  # the way to the match is opened
     assert proxy.data(proxy.index(0, 0, finance)) == "Reports"
     panel.search.clear()
@@ -126,7 +129,7 @@ def test_folders_show_one_node_per_indexed_root_named_after_it(qtbot, tmp_path):
     from spar_desktop.core.library.scanner import Scanner
     from spar_desktop.core.library.tags import tag_infos
     from spar_desktop.ui.tag_panel import TagPanel
-    from spar_desktop.ui.tag_tree import folder_roots
+    from spar_desktop.core.library.roots import folder_roots
 
     files = {"a/share/Finance/budget.md": "b", "a/share/Finance/q1.md": "q", "a/share/HR/handbook.md": "h",
              "b/share/Finance/forecast.md": "f", "b/share/Legal/contract.md": "c", "notes/Projects/plan.md": "p"}
