@@ -26,7 +26,7 @@ import threading
 from dataclasses import dataclass
 from typing import Callable, Iterable, Optional
 
-from spar_desktop.core.library.paths import DEFAULT_IGNORE_PATTERNS, IgnoreMatcher
+from spar_desktop.core.library.paths import DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, is_virtualenv
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +174,8 @@ class InotifyWatcher:
                 continue
             rel_dir = os.path.relpath(folder, root).replace(os.sep, "/")
             prefix = "" if rel_dir == "." else rel_dir + "/"
-            stack.extend(e.path for e in entries if not ignore.ignored(e.name, prefix + e.name))
+            stack.extend(e.path for e in entries
+                         if not ignore.ignored(e.name, prefix + e.name) and not is_virtualenv(e.path))
 
     def _add(self, root: str, folder: str) -> bool:
         """Add one folder's watch; False once the bound is reached (the root is then incomplete)."""

@@ -74,3 +74,9 @@ class IgnoreMatcher:
         if self._glob_re is not None and self._glob_re.match(name):
             return True
         return self._path_re is not None and self._path_re.match(rel_path) is not None
+
+
+def is_virtualenv(folder: str) -> bool:
+    """A Python virtual environment under any name (env/, .env311/...): thousands of library files
+    nobody searches, like the .venv and venv folders the default patterns skip."""
+    return os.path.isfile(os.path.join(folder, "pyvenv.cfg"))

@@ -25,7 +25,7 @@ from spar_desktop.core.library.bulk import fetch_rows, insert_rows
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, TagSource, utcnow
 from spar_desktop.core.library.paths import (
-    DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_within, normalize_root, raw_path_bytes,
+    DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_virtualenv, is_within, normalize_root, raw_path_bytes,
 )
 from spar_desktop.core.library.probe import (
     READABLE_FORMATS, SAMPLED_HASH_PREFIX, ProbeResult, format_from_name, probe_file,
@@ -257,7 +257,7 @@ class _ScanRun:
                     if entry.is_file(follow_symlinks=False):
                         regular.append(entry)
                     elif entry.is_dir(follow_symlinks=False):
-                        if entry.path not in excluded:
+                        if entry.path not in excluded and not is_virtualenv(entry.path):
                             stack.append(entry.path)
                     elif entry.is_symlink():
                         try:

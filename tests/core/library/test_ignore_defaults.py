@@ -17,7 +17,7 @@ TOOL_STATE = [
     "__pycache__/mod.cpython-311.pyc", ".mypy_cache/3.11/mod.meta.json", ".ruff_cache/0.4/123",
     "node_modules/left-pad/README.md", ".venv/lib/python3.11/site-packages/pkg/README.md", ".venv/pyvenv.cfg",
     "venv/lib/python3.11/site-packages/pkg/notes.txt", "venv/pyvenv.cfg",
-    "myenv/lib/python3.11/site-packages/pkg/README.md",  # a virtualenv under another name
+    "myenv/lib/python3.11/site-packages/pkg/README.md", "myenv/pyvenv.cfg", "myenv/bin/activate",  # a virtualenv under another name
     ".git/HEAD", ".tox/py311/log.txt", ".nox/tests/log.txt", ".cache/pip/x.txt", ".hypothesis/examples/x",
     ".ipynb_checkpoints/analysis-checkpoint.ipynb", "build/pkg.egg-info/PKG-INFO", ".eggs/README.txt",
     ".idea/workspace.xml", ".vscode/settings.json", "@eaDir/report.pdf@SynoEAStream",
