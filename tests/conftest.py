@@ -7,3 +7,6 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.pop("OLLAMA_HOST", None)
 os.environ.pop("SPAR_DATA_DIR", None)
+# The encoder's ONNX graph (built from the packaged weights, content-keyed) is kept once for the
+# whole suite and its subprocesses, instead of once per test data dir.
+os.environ.setdefault("SPAR_MODEL_CACHE", os.path.join(__import__("tempfile").gettempdir(), "spar-test-model-cache"))

@@ -156,10 +156,10 @@ class Encoder:
         self.fallback_reason: Optional[str] = None
         self._backend: Any = None
         if wanted != "torch":
-            from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, default_cache_dir
+            from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
 
             try:
-                self._backend = OnnxBackend(Path(self._path), Path(cache_dir) if cache_dir else default_cache_dir(),
+                self._backend = OnnxBackend(Path(self._path), graph_cache_dir(Path(cache_dir) if cache_dir else None),
                                             device=self.device, variant="int8" if wanted == "onnx-int8" else "fp32",
                                             threads=threads)
             except (OnnxUnavailable, OSError) as exc:

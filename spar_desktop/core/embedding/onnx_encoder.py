@@ -42,6 +42,16 @@ class OnnxUnavailable(RuntimeError):
     """The ONNX path cannot be built or loaded here; the caller falls back to sentence-transformers."""
 
 
+def graph_cache_dir(preferred: Optional[Path] = None) -> Path:
+    """Where the built graph is kept: $SPAR_MODEL_CACHE when set (one cache shared by several data
+    dirs: the test suite, an admin's image), else ``preferred`` (the engine passes its data dir's
+    cache/ folder, so nothing is written outside it), else the default below."""
+    shared = os.environ.get("SPAR_MODEL_CACHE")
+    if shared:
+        return Path(shared).expanduser()
+    return preferred if preferred is not None else default_cache_dir()
+
+
 def default_cache_dir() -> Path:
     """Under the data dir when SPAR_DATA_DIR names one, else the platform's user cache dir."""
     data_dir = os.environ.get("SPAR_DATA_DIR")
