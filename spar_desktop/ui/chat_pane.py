@@ -329,17 +329,25 @@ class ChatPane(QWidget):
         self.model_combo.setEnabled(ok)
 
     def _models_loaded(self, models: tuple) -> None:
+        """List the installed models and pick one that is installed: the wanted one (the picker's,
+        else the settings') when it is, else one of its family (llama3.2 → llama3.2:3b), else the
+        first. Only when nothing is installed is the wanted model listed, as "not installed"."""
         wanted = self.current_model() or self.controller.default_model
         self.model_combo.clear()
         names = [m.name for m in models]
         for m in models:
             detail = " · ".join(x for x in (m.parameter_size, m.quantization) if x)
             self.model_combo.addItem(f"{m.name}  ({detail})" if detail else m.name, m.name)
-        if not any(n in (wanted, f"{wanted}:latest") for n in names):
-            self.model_combo.insertItem(0, f"{wanted} (not installed)", wanted)
-        index = next((i for i in range(self.model_combo.count())
-                      if self.model_combo.itemData(i) in (wanted, f"{wanted}:latest")), 0)
-        self.model_combo.setCurrentIndex(index)
+        if not names:
+            self.model_combo.addItem(f"{wanted} (not installed)", wanted)
+            self.model_combo.setCurrentIndex(0)
+            return
+        family = wanted.split(":")[0]
+        choice = next((n for n in names if n in (wanted, f"{wanted}:latest")), None) or \
+            next((n for n in names if n.split(":")[0] == family), names[0])
+        self.model_combo.setCurrentIndex(names.index(choice))
+        missing = "" if choice in (wanted, f"{wanted}:latest") else f" ({wanted} is not installed on this server)"
+        self.model_combo.setToolTip(f"The Ollama model that writes answers{missing}")
 
     def _server_settings_changed(self) -> None:
         """Another host or model in the settings: the picker starts again from the new model and

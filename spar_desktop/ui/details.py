@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.library.models import FileStatus, TagSource
-from spar_desktop.ui.file_table import human_size
+from spar_desktop.ui.file_table import format_label, human_size
 from spar_desktop.ui.library_ops import FileDetails, FileRecord
 
 SOURCE_LABELS = {TagSource.PATH: "Folder", TagSource.DATE: "Date", TagSource.TAXONOMY: "Taxonomy",
@@ -138,7 +138,7 @@ class DetailsPanel(QWidget):
         self.path.setText(record.path)
         v = self.values
         v["Folder"].setText(record.folder or "(top level)")
-        v["Format"].setText(record.format.upper())
+        v["Format"].setText(format_label(record.format))
         v["Size"].setText(f"{human_size(record.size)}  ({record.size:,} bytes)")
         v["Modified"].setText(record.modified_at.strftime("%Y-%m-%d %H:%M") if record.modified_at else "—")
         v["Created"].setText(record.created_at.strftime("%Y-%m-%d %H:%M") if record.created_at else "—")

@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.ui.file_table import COLUMNS, FileTableModel
+from spar_desktop.ui.file_table import COLUMNS, KNOWN_FORMATS, FileTableModel, format_label
 from spar_desktop.ui.library_ops import FileRecord, FileRows
+
+FORMAT_COLUMN = next(i for i, c in enumerate(COLUMNS) if c[0] == "Format")
 
 
 class EmptyState(QWidget):
@@ -114,6 +116,10 @@ class FilePanel(QWidget):
         hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)  # never ResizeToContents: it reads every row
         for i, col in enumerate(COLUMNS):
             hh.resizeSection(i, col[3])
+        # The Format column fits every format's label in this font (it showed "AR…VE").
+        fm = self.table.fontMetrics()
+        widest = max(fm.horizontalAdvance(format_label(f)) for f in KNOWN_FORMATS + ("Format",))
+        hh.resizeSection(FORMAT_COLUMN, max(hh.sectionSize(FORMAT_COLUMN), widest + 24))
         hh.setStretchLastSection(True)
         self.table.selectionModel().selectionChanged.connect(self._selection_changed)
         self.table.doubleClicked.connect(self._double_clicked)

@@ -37,6 +37,19 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
+# Formats named by a word (probe.py): a readable word, not "ARCHIVE" squeezed to "AR…VE".
+FORMAT_WORDS = {"archive": "Archive", "image": "Image", "email": "Email", "other": "Other", "jsonl": "JSONL"}
+KNOWN_FORMATS = ("pdf", "docx", "doc", "xlsx", "xls", "pptx", "ppt", "md", "txt", "html", "csv", "tsv", "json",
+                 "jsonl", "email", "image", "archive", "other")  # probe.py's; the Format column fits them all
+
+
+def format_label(fmt: Optional[str]) -> str:
+    """'PDF', 'DOCX', 'MD' for file types; 'Archive', 'Image' for the kinds named by a word."""
+    if not fmt:
+        return ""
+    return FORMAT_WORDS.get(fmt, fmt.upper() if len(fmt) <= 5 else fmt.capitalize())
+
+
 def _date(d: Optional[datetime]) -> str:
     return d.strftime("%Y-%m-%d %H:%M") if d else ""
 
@@ -46,7 +59,7 @@ Column = tuple[str, Callable[[FileRecord], str], bool, int]
 COLUMNS: tuple[Column, ...] = (
     ("Name", lambda r: r.name, False, 320),
     ("Folder", lambda r: r.folder, False, 190),
-    ("Format", lambda r: r.format.upper(), False, 64),
+    ("Format", lambda r: format_label(r.format), False, 84),
     ("Size", lambda r: human_size(r.size), True, 80),
     ("Modified", lambda r: _date(r.modified_at), False, 160),
     ("Title", lambda r: r.title or "", False, 240),

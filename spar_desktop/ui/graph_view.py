@@ -145,7 +145,7 @@ class GraphView(QWidget):
             self.focus_item.setData(x=np.zeros(0), y=np.zeros(0))
             self.marks_item.setData(pos=np.zeros((0, 2)))
             self._drawn = 0
-            self.status.setText("No relations to show: build them first")
+            self.status.setText("No relations to show yet: click Rebuild to compute them")
             return
         self._order = np.argsort(-payload.weights, kind="stable")
         self._sorted = payload.weights[self._order]

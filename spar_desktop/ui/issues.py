@@ -64,7 +64,7 @@ class IssuesPanel(QWidget):
         self.tree.setTextElideMode(Qt.TextElideMode.ElideMiddle)
         header = self.tree.header()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.resizeSection(0, 150)
+        header.resizeSection(0, 200)  # a file row's kind, indented under its group (and reason)
         header.resizeSection(1, 460)
         header.setStretchLastSection(True)
         self.tree.itemDoubleClicked.connect(self._activated)

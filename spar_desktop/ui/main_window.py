@@ -14,7 +14,6 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
     QInputDialog,
-    QLabel,
     QMainWindow,
     QMenu,
     QMessageBox,
@@ -35,6 +34,7 @@ from spar_desktop.ui.first_run import sample_corpus_dir
 from spar_desktop.ui.issues import IssuesPanel
 from spar_desktop.ui.library_controller import LibraryController
 from spar_desktop.ui.relations_wiring import RelationsFeatures
+from spar_desktop.ui.status_bar import ElidingStatusBar, WordElidedLabel
 from spar_desktop.ui.tag_panel import TagPanel
 from spar_desktop.ui.task_list import TaskListWidget
 from spar_desktop.ui.tasks import TaskRunner
@@ -94,7 +94,8 @@ class MainWindow(QMainWindow):
         self.details_dock.raise_()
         window_state.default_docks(self)
 
-        self.summary_label = QLabel()
+        self.setStatusBar(ElidingStatusBar(self))  # messages end at a word with "…", never cut mid-word
+        self.summary_label = WordElidedLabel(full_tip=True)
         self.summary_label.setObjectName("muted")
         self.task_list = TaskListWidget(self.runner)
         self.statusBar().addPermanentWidget(self.task_list)

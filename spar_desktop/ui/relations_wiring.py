@@ -13,6 +13,7 @@ relations_ops on the TaskRunner. Kept out of main_window.py so each stays small.
 from __future__ import annotations
 
 import logging
+import re
 from functools import partial
 from typing import Optional
 
@@ -26,6 +27,18 @@ from spar_desktop.ui.tasks import TaskError, TaskHandle
 
 log = logging.getLogger(__name__)
 TASK_KEY = "relations-graph"
+# The core's messages tell a CLI user what to run; in the window, say what to click.
+GUI_HINTS = (
+    (re.compile(r"build it first: spar ws build [^)\s]+"), "build it first: select it in the Workspace panel and click Build"),
+    (re.compile(r"add a folder first: spar index [^)\s]+"), "add a folder first: File ▸ Add folder…, or drop one on the window"),
+    (re.compile(r"run `spar relations build[^`]*`(?: first)?"), "click Rebuild"),
+)
+
+
+def gui_hint(message: str) -> str:
+    for pattern, text in GUI_HINTS:
+        message = pattern.sub(text, message)
+    return message[:1].upper() + message[1:]
 
 
 class RelationsFeatures(QObject):
@@ -123,7 +136,7 @@ class RelationsFeatures(QObject):
         def failed(err: TaskError) -> None:
             log.info("relation graph failed: %s", err.message)
             self.view.set_payload(None)
-            self.view.set_busy(err.message)  # RelationsError messages say what to do
+            self.view.set_busy(gui_hint(err.message))  # RelationsError messages say what to do
             self.stale = True
 
         self.handle = self.window.runner.run(

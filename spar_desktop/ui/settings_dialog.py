@@ -46,7 +46,12 @@ class SettingsDialog(QDialog):
         self.database_url = QLineEdit(settings.database_url or "")
         self.database_url.setPlaceholderText("SQLite file in the data folder (default)")
         self.chroma_url = QLineEdit(settings.chroma_url or "")
-        self.chroma_url.setPlaceholderText("In-process, stored in the data folder (default)")
+        # Say what is true: the app runs Chroma in a helper process it starts (runtime.app_settings).
+        self.chroma_url.setPlaceholderText(
+            "Local, in a helper process the app runs (default)" if settings.chroma_process
+            else "Local, inside the app (default)")
+        self.chroma_url.setToolTip("Empty: the vectors are stored in the data folder by a Chroma the app runs "
+                                   "itself. Enter http://host:port to use a shared Chroma server instead.")
         storage = QGroupBox("Storage")
         form = QFormLayout(storage)
         form.addRow("Data folder", data_row)

@@ -43,6 +43,14 @@ GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
 TAG_ROLE = Qt.ItemDataRole.UserRole + 2
 DROPPED_ROLE = Qt.ItemDataRole.UserRole + 3  # a group relaxation left out; checking it requires it again
 MUTED = QColor("#8a909b")
+# The core's notes name the CLI's words; here they must name what is on screen.
+GUI_WORDS = (("choose 'match every group'", "check “Every keyword must match”"),)
+
+
+def gui_words(note: str) -> str:
+    for cli, gui in GUI_WORDS:
+        note = note.replace(cli, gui)
+    return note
 
 
 class WorkspaceDialog(QDialog):
@@ -459,7 +467,7 @@ class WorkspaceDialog(QDialog):
             self.admitted_label.setText(f"{n:,} file{'s' if n != 1 else ''} will be in the workspace")
             self.admitted_label.setStyleSheet("")
         flt = explanation.filter
-        lines = [f"<span style='color:#545b68'>Note: {html.escape(t)}</span>" for t in flt.notes]
+        lines = [f"<span style='color:#545b68'>Note: {html.escape(gui_words(t))}</span>" for t in flt.notes]
         lines += [f"<span style='color:#b3261e'>Problem: {html.escape(t)}</span>" for t in flt.problems]
         self.notes_label.setText("<br>".join(lines))
         self.notes_label.setVisible(bool(lines))

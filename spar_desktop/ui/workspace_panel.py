@@ -82,12 +82,24 @@ def _n(count: int, word: str) -> str:
     return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
-def describe_learning(stats) -> str:
-    """One line for the Learning row from MemoryStats."""
+def describe_learning(stats, config=None) -> str:
+    """One line for the Learning row from MemoryStats, in plain words: how many helpful answers
+    (thumbs-up, opened results and citations) it learned from and when results change. Results
+    change when a round of batches closes (core/memory/learner.py); with more than one batch per
+    round the count to go is a lower bound."""
     if not (stats.evolved_keys or stats.accepted or stats.pending or stats.chunks_with_memory):
         return "Learning: nothing yet — rate answers or open results"
-    text = f"Learning: {_n(stats.evolved_keys, 'key')} evolved from {_n(stats.accepted, 'confirmed answer')}"
-    return text + (f" ({stats.pending:,} waiting)" if stats.pending else "")
+    helpful = _n(stats.accepted, "helpful answer")
+    if stats.evolved_keys:
+        text = f"Learning: {helpful} changed the ranking of {_n(stats.evolved_keys, 'passage')}"
+        return text + (f"; {stats.pending:,} more count at the next update" if stats.pending else "")
+    if config is None:
+        from spar_desktop.core.memory import ERMConfig
+
+        config = ERMConfig()
+    to_go = max(1, config.batch_size - stats.pending)
+    exact = min(config.patience + 1, config.max_batches_per_round) <= 1
+    return f"Learning: {helpful} so far; {'' if exact else 'at least '}{to_go:,} more before results change"
 
 
 def learning_tooltip(stats) -> str:
@@ -361,7 +373,7 @@ class WorkspacePanel(QWidget):
         self.learning_box.setVisible(shown)
         if not shown:
             return
-        self.learning_label.setText(describe_learning(stats))
+        self.learning_label.setText(describe_learning(stats, self.controller.erm_config))
         self.learning_label.setToolTip(learning_tooltip(stats))
         learned = bool(stats.evolved_keys or stats.chunks_with_memory or stats.pending or stats.accepted)
         self.reset_learning_button.setVisible(learned)

@@ -251,3 +251,137 @@ def test_progress_numbers_agree_in_the_task_list_and_the_workspace_panel(qtbot, 
     window.workspaces.build_progress.emit("Finance", report)
     assert panel.item_for("Finance").text(1).endswith(" 23%")
     assert panel.progress_bar.value() == int(1000 * fraction) and "256/1082" in panel.progress_label.text()
+
+
+# -- 13. texts ---------------------------------------------------------------------------------------
+def test_relations_tab_says_what_to_click_not_what_to_run(qtbot, window):
+    window.relations.show()  # an empty index: nothing to relate yet
+    view = window.relations.view
+    qtbot.waitUntil(lambda: not window.runner.is_running("relations-graph") and "no documents" in view.status.text().lower(),
+                    timeout=UI_TIMEOUT_MS)
+    assert "spar " not in view.status.text() and "Add folder" in view.status.text()
+    from spar_desktop.ui.relations_wiring import gui_hint
+
+    assert gui_hint("no documents to relate in this workspace (build it first: spar ws build NAME)") == \
+        "No documents to relate in this workspace (build it first: select it in the Workspace panel and click Build)"
+    assert "click Rebuild" in gui_hint("no relations built for the index yet: run `spar relations build` first")
+
+
+def test_status_bar_texts_end_at_a_word_with_an_ellipsis(qtbot, window):
+    window.resize(760, 560)
+    qtbot.wait(20)
+    bar = window.statusBar()
+    text = ("Created workspace 'Incident reports for the northern wind farm cluster' (1,204 files); "
+            "building starts as soon as the embedding model has loaded in the background")
+    bar.showMessage(text)
+    shown = bar.shown_message()
+    assert shown.endswith("…") and text.startswith(shown[:-1]) and text[len(shown) - 1] in " ,;"
+    assert bar.fontMetrics().horizontalAdvance(shown) <= bar.message_rect().width()
+    assert bar.toolTip() == text
+    summary = window.summary_label
+    summary.setText("12,345 files in 3 folders (2.1 GB); 2,138 problems (see Issues); last scan 2 minutes ago")
+    summary.resize(200, summary.height())
+    part = summary.shown_text()
+    assert part.endswith("…") and summary.text().startswith(part[:-1]) and summary.text()[len(part) - 1] == " "
+
+
+def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
+    from spar_desktop.ui.file_panel import FORMAT_COLUMN
+    from spar_desktop.ui.file_table import KNOWN_FORMATS, format_label
+
+    assert [format_label(f) for f in ("archive", "pdf", "docx", "image")] == ["Archive", "PDF", "DOCX", "Image"]
+    table = window.file_panel.table
+    width = table.horizontalHeader().sectionSize(FORMAT_COLUMN)
+    margin = 2 * (table.style().pixelMetric(table.style().PixelMetric.PM_FocusFrameHMargin, None, table) + 1)
+    for f in KNOWN_FORMATS:
+        label = format_label(f)
+        assert table.fontMetrics().horizontalAdvance(label) + margin <= width, (label, width)
+
+
+def test_learning_line_is_in_plain_words():
+    from spar_desktop.core.memory import ERMConfig
+    from spar_desktop.core.memory.service import MemoryStats
+    from spar_desktop.ui.workspace_panel import describe_learning
+
+    waiting = MemoryStats("ops", "m", 0, 3, 6, 0, 2, 0, 2, 0, None)
+    assert describe_learning(waiting, ERMConfig(batch_size=4, max_batches_per_round=1)) == \
+        "Learning: 2 helpful answers so far; 2 more before results change"
+    assert describe_learning(waiting, ERMConfig()) == \
+        "Learning: 2 helpful answers so far; at least 6 more before results change"
+    learned = MemoryStats("ops", "m", 14, 3, 6, 0, 1, 1, 9, 0, None)
+    text = describe_learning(learned, ERMConfig())
+    assert text == "Learning: 9 helpful answers changed the ranking of 14 passages; 1 more count at the next update"
+    assert "key" not in text and "evolved" not in text and "confirmed" not in text
+
+
+def test_the_chroma_setting_says_where_chroma_runs(qtbot, settings):
+    from dataclasses import replace
+
+    from spar_desktop.ui.settings_dialog import SettingsDialog
+
+    assert settings.chroma_process  # as the app runs it (runtime.app_settings)
+    dialog = SettingsDialog(settings)
+    qtbot.addWidget(dialog)
+    assert "helper process" in dialog.chroma_url.placeholderText()
+    assert "in-process" not in dialog.chroma_url.placeholderText().lower()
+    inside = SettingsDialog(replace(settings, chroma_process=False))
+    qtbot.addWidget(inside)
+    assert "inside the app" in inside.chroma_url.placeholderText()
+
+
+def test_funnel_rows_wrap_instead_of_being_cut(qtbot):
+    from types import SimpleNamespace
+
+    from PySide6.QtCore import QRect
+    from PySide6.QtWidgets import QVBoxLayout, QWidget
+
+    from spar_desktop.ui.filter_widgets import FunnelWidget
+
+    steps = (SimpleNamespace(label="all indexed files", admitted=40),
+             SimpleNamespace(label="tag group 'gearbox'", admitted=12),
+             SimpleNamespace(label="or lacking at most 1 of the 2 groups not marked required", admitted=9))
+    box = QWidget()
+    qtbot.addWidget(box)
+    funnel = FunnelWidget()
+    QVBoxLayout(box).addWidget(funnel)
+    box.resize(260, 400)
+    box.show()
+    funnel.set_explanation(SimpleNamespace(funnel=steps, emptied_by=None))
+    qtbot.wait(20)
+    heights = funnel.row_heights(funnel.width())
+    fm = funnel.fontMetrics()
+    wrap = int(Qt.TextFlag.TextWordWrap)
+    for step, h in zip(steps, heights, strict=True):
+        needed = fm.boundingRect(QRect(0, 0, funnel._text_width(funnel.width()), 10_000), wrap, step.label).height()
+        assert needed <= h - 4, step.label
+    assert heights[2] > heights[0]  # the long row took two lines
+    assert funnel.height() >= sum(heights)
+
+
+def test_the_relaxation_note_names_the_checkbox_on_screen(qtbot, indexed_window):
+    from spar_desktop.ui.workspace_dialog import gui_words
+
+    dialog = indexed_window.features.new_workspace()
+    note = gui_words("no file has tags of every group; admitting files that lack at most 1 of the 2 groups not "
+                     "marked required — choose 'match every group' to require all")
+    assert f"“{dialog.match_all_check.text()}”" in note and "match every group" not in note
+
+
+def test_the_model_picker_defaults_to_an_installed_model(qtbot, aloop, settings, window_on):
+    from dataclasses import replace
+
+    from tests.support.fake_ollama import FakeOllama
+
+    server = FakeOllama(models=("qwen2.5:0.5b", "mistral:7b")).start()
+    try:
+        w = window_on(replace(settings, ollama_host=server.url, ollama_model="llama3.2"))
+        qtbot.waitUntil(lambda: w.chat.session is not None, timeout=UI_TIMEOUT_MS)
+        w.tabs.setCurrentWidget(w.chat_pane)
+        w.chat.start_watching()
+        pane = w.chat_pane
+        qtbot.waitUntil(lambda: pane.model_combo.count() == 2, timeout=UI_TIMEOUT_MS)
+        assert pane.current_model() in ("qwen2.5:0.5b", "mistral:7b")
+        assert not any("not installed" in pane.model_combo.itemText(i) for i in range(pane.model_combo.count()))
+        assert "llama3.2 is not installed" in pane.model_combo.toolTip()
+    finally:
+        server.stop()
