@@ -46,7 +46,12 @@ def test_drop_folder_indexes_and_updates_tree_table_and_issues(qtbot, window, sm
     names = {window.file_panel.model.record(r).name for r in range(window.file_panel.model.rowCount())}
     assert {"budget-2020.txt", "statement.pdf", "policy.md", "empty.txt"} <= names
     labels = tree_labels(window)
-    assert labels["Folders"] == ["Finance", "HR"]
+    assert labels["Folders"] == [small_tree.name]  # one node per indexed root...
+    model = window.tag_panel.model
+    folders = model.index(0, 0)
+    root = model.index(0, 0, folders)
+    model.fetchMore(root)
+    assert [model.data(model.index(r, 0, root)) for r in range(model.rowCount(root))] == ["Finance", "HR"]  # ...its folders
     assert {"2020", "2021"} <= set(labels["Dates"])
     assert labels["Dates"] == sorted(labels["Dates"], reverse=True)  # newest year first
     assert window.issues.total == 1 and "Issues (1)" == window.issues_dock.windowTitle()
