@@ -28,6 +28,8 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback, check
 # The table holds at most this many rows in memory; the header says when a filter matched more.
 MAX_TABLE_ROWS = 200_000
 PROBLEM_STATUSES = tuple(s for s in FileStatus.ALL if s != FileStatus.OK)
+SERIOUS_STATUSES = (FileStatus.ERROR, FileStatus.ENCRYPTED, FileStatus.MISSING)
+MINOR_STATUSES = tuple(s for s in PROBLEM_STATUSES if s not in SERIOUS_STATUSES)
 
 
 # ---------------------------------------------------------------------------- values
@@ -168,9 +170,13 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
 
 def load_issues(library: Library, progress: ProgressCallback, cancel: CancelToken, limit: int = 5000) -> Issues:
     with library.session() as s:
-        flt = FileFilter(statuses=PROBLEM_STATUSES, include_missing=True)
-        files = list_files(s, flt, limit=limit)
-        total = count_files(s, flt)
+        # Real errors first, so that a share with thousands of unsupported files (archives,
+        # media) cannot push them past the limit of what the Issues view loads.
+        serious = FileFilter(statuses=SERIOUS_STATUSES, include_missing=True)
+        files = list_files(s, serious, limit=limit)
+        if len(files) < limit:
+            files += list_files(s, FileFilter(statuses=MINOR_STATUSES), limit=limit - len(files))
+        total = count_files(s, FileFilter(statuses=PROBLEM_STATUSES, include_missing=True))
         scan = s.execute(select(ScanIssue.path, ScanIssue.message).order_by(ScanIssue.path).limit(limit)).all()
         total += s.scalar(select(func.count(ScanIssue.id))) or 0
     rows = [IssueRow("scan", p, m, None) for p, m in scan]

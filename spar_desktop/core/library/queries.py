@@ -63,7 +63,14 @@ class FileRecord:
 
     @property
     def folder(self) -> str:
-        return self.rel_path.rpartition("/")[0]
+        """The folder as the user knows it: the indexed root's name, then the path under it
+        ("share/Finance/2023"); several roots' folders never look alike in one list."""
+        rel_dir = self.rel_path.rpartition("/")[0]
+        root = self.path[: len(self.path) - len(self.rel_path)].rstrip("/\\") if self.path.endswith(self.rel_path) else ""
+        name = root.replace("\\", "/").rpartition("/")[2]
+        if not name:
+            return rel_dir
+        return f"{name}/{rel_dir}" if rel_dir else name
 
 
 @dataclass(frozen=True)

@@ -205,3 +205,18 @@ def test_scan_never_indexes_the_data_dir(tmp_path):
     lib = Library.open(load_settings(home / ".spar"))
     Scanner(lib).scan([str(home)])
     assert {f for f in all_files(lib)} == {"docs/a.txt"}
+
+
+def test_the_folder_a_list_shows_names_the_indexed_root(library, scanner, tmp_path):
+    """Two indexed roots with the same sub-folders must not look alike in the file table."""
+    from spar_desktop.core.library.queries import FileFilter, list_files
+
+    for root in ("north", "south"):
+        (tmp_path / root / "Finance").mkdir(parents=True)
+        (tmp_path / root / "Finance" / f"{root}.txt").write_text(root, encoding="utf-8")
+        (tmp_path / root / f"top-{root}.txt").write_text(root, encoding="utf-8")
+        scanner.scan([str(tmp_path / root)])
+    with library.session() as s:
+        folders = {r.name: r.folder for r in list_files(s, FileFilter())}
+    assert folders == {"north.txt": "north/Finance", "south.txt": "south/Finance",
+                       "top-north.txt": "north", "top-south.txt": "south"}
