@@ -100,7 +100,10 @@ def embed_documents(
         n_texts = len(pending.texts)
 
         def batch_progress(p: Progress) -> None:
-            report(f"embedding chunks {p.done}/{n_texts}")
+            # One unit for the numbers and the words: documents done/total (what Progress
+            # carries); the running chunk count never restarts at a flush.
+            of = f"/{total:,}" if total is not None else ""
+            report(f"embedding {embedded + p.done:,} chunks ({done:,}{of} documents)")
 
         vectors = encoder.encode(pending.texts, batch_size=batch_size, progress=batch_progress, cancel=cancel)
         new_docs, row = [], 0

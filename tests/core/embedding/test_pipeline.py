@@ -84,3 +84,21 @@ def test_duplicate_content_is_processed_once(tmp_path, encoder):
     with EmbeddingCache(tmp_path) as cache:
         docs = embed_documents(loader.items([TEXTS[1], TEXTS[1]]), CONFIG, encoder, cache)
     assert len(docs) == 1 and loader.calls == 1
+
+
+def test_progress_never_runs_backwards_and_its_numbers_match_its_words(tmp_path, encoder):
+    """A build flushes chunks to the encoder several times; the chunk count in the message must
+    keep growing across flushes, and the done/total the bar uses are the ones the text names."""
+    seen = []
+    texts = [f"Note {i}: " + "turbine blades were inspected and repaired. " * 20 for i in range(12)]
+    with EmbeddingCache(tmp_path) as cache:
+        embed_documents(CountingLoader().items(texts), CONFIG, encoder, cache, progress=seen.append,
+                        flush_texts=8, batch_size=4)
+    embedding = [p for p in seen if p.message.startswith("embedding")]
+    assert len(embedding) > 3
+    fractions = [p.done / p.total for p in embedding]
+    assert fractions == sorted(fractions)
+    chunk_counts = [int(p.message.split()[1].replace(",", "")) for p in embedding]
+    assert chunk_counts == sorted(chunk_counts)
+    for p in embedding:
+        assert f"({p.done:,}/{p.total:,} documents)" in p.message
