@@ -1,5 +1,7 @@
 import argparse
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -109,8 +111,10 @@ def test_eval_command_user_errors(tmp_path):
 @needs_data
 @pytest.mark.parametrize("name,split", [("scifact", "train"), ("nfcorpus", "dev")])
 def test_hybrid_beats_both_components_on_shared_data(name, split, request, encoder):
-    """Full collections; vectors are cached under pytest's cache dir, so only the first run embeds."""
-    data_dir = request.config.cache.mkdir("spar-eval-data")
+    """Full collections; vectors are cached (content-keyed) in a folder that outlives the checkout
+    (``SPAR_TEST_CACHE``, default the system temp dir), so only the first run on a machine embeds."""
+    data_dir = Path(os.environ.get("SPAR_TEST_CACHE") or Path(tempfile.gettempdir()) / "spar-test-cache") / "eval-data"
+    data_dir.mkdir(parents=True, exist_ok=True)
     ds = load_beir(shared_data(name), split)
     searcher, info = build_searcher(ds, data_dir, encoder=encoder)
     ndcg = {m: evaluate_searcher(searcher, ds, info, method=m).metrics["ndcg@10"] for m in ("bm25", "dense", "hybrid")}
