@@ -10,6 +10,7 @@ from typing import Optional, Sequence
 
 from spar_desktop import __version__
 from spar_desktop.core.config import SettingsError
+from spar_desktop.core.migrations import IndexTooNewError, MigrationError
 
 # Command modules, each exposing register(subparsers). Imported lazily by name so `spar --help`
 # and light commands stay fast (heavy libraries load only inside the command that needs them).
@@ -66,6 +67,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except SettingsError as exc:
         print(f"spar: settings error: {exc}", file=sys.stderr)
         return 2
+    except IndexTooNewError as exc:  # a newer release's index: refused, nothing written
+        print(f"spar: error: {exc}", file=sys.stderr)
+        return 2
+    except MigrationError as exc:  # the upgrade was undone; the message says where the backup is
+        print(f"spar: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("spar: interrupted", file=sys.stderr)
         return 130

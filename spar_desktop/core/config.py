@@ -8,6 +8,7 @@ explicit command-line flags.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -16,12 +17,20 @@ from typing import Any, Optional
 from urllib.parse import urlparse
 
 SETTINGS_FILE = "settings.json"
+# settings.json carries {"version": SETTINGS_VERSION}; a file without it is version 1 (0.1.0 wrote
+# none). New keys do not change it (unknown keys are ignored); a key changing meaning does, and
+# an older app then refuses the file with SettingsTooNewError instead of misreading it.
+SETTINGS_VERSION = 1
 DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OLLAMA_MODEL = "llama3.2"
 
 
 class SettingsError(ValueError):
     """A setting has a value the app cannot use; the message says which and why."""
+
+
+class SettingsTooNewError(SettingsError):
+    """settings.json was written by a newer SPAR Desktop, in a format this one cannot read."""
 
 
 def default_data_dir() -> Path:
@@ -84,8 +93,16 @@ class Settings:
         """Write settings.json atomically into the data dir (never into user folders)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
         target = self.data_dir / SETTINGS_FILE
+        try:
+            stored = settings_version(json.loads(target.read_text(encoding="utf-8")), target)
+        except (OSError, ValueError):  # missing or unreadable: nothing to protect
+            stored = SETTINGS_VERSION
+        if stored > SETTINGS_VERSION:  # a newer app's settings: never replaced by an older one
+            raise FileExistsError(errno.EEXIST, f"{SETTINGS_FILE} was written by a newer SPAR Desktop "
+                                  f"(settings version {stored}) and is kept as it is", str(target))
         tmp = target.with_suffix(".tmp")
-        data = {k: v for k, v in self.to_json().items() if k in _STORED}
+        data = {"version": SETTINGS_VERSION}
+        data.update({k: v for k, v in self.to_json().items() if k in _STORED})
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, target)
         return target
@@ -105,6 +122,14 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
             stored = json.loads(settings_path.read_text(encoding="utf-8"))
         except (OSError, json.JSONDecodeError) as exc:
             raise SettingsError(f"Cannot read {settings_path}: {exc}") from exc
+        if not isinstance(stored, dict):
+            raise SettingsError(f"Cannot read {settings_path}: not a JSON object")
+        version = settings_version(stored, settings_path)
+        if version > SETTINGS_VERSION:
+            raise SettingsTooNewError(
+                f"{settings_path} was written by a newer SPAR Desktop (settings version {version}; this "
+                f"version reads up to {SETTINGS_VERSION}): install that version or newer to use those settings"
+            )
         values.update({k: v for k, v in stored.items() if k in _STORED})
     if env.get("SPAR_DATABASE_URL"):
         values["database_url"] = env["SPAR_DATABASE_URL"]
@@ -117,6 +142,14 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()
+
+
+def settings_version(stored: dict, path: Path) -> int:
+    """The format version of a parsed settings.json: 1 when absent (files 0.1.0 wrote)."""
+    version = stored.get("version", 1) if isinstance(stored, dict) else 1
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise SettingsError(f"Cannot read {path}: 'version' must be a whole number from 1, not {version!r}")
+    return version
 
 
 def env_flag(value: str) -> bool:

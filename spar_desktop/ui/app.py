@@ -114,7 +114,7 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     from PySide6.QtWidgets import QApplication, QMessageBox
 
     from spar_desktop.core.config import Settings, SettingsError, default_data_dir, load_settings
-    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.library.database import IndexTooNewError, Library
     from spar_desktop.ui.style import apply_style
 
     settings_problem = None
@@ -152,6 +152,13 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     try:
         try:
             library = Library.open(settings)
+        except IndexTooNewError as exc:  # written by a newer release: refused untouched, no traceback
+            log.error("cannot open the library: %s", exc)
+            message = f"Cannot open the metadata index: {exc}"
+            print(message, file=sys.stderr)
+            if interactive:
+                QMessageBox.critical(None, "SPAR Desktop", message)
+            return 1
         except Exception as exc:  # noqa: BLE001 - unreachable server, bad URL: say so, do not crash
             log.exception("cannot open the library")
             message = f"Cannot open the metadata index ({settings.resolved_database_url}): {exc}"

@@ -1,17 +1,21 @@
-"""Opening the Metadata Index: engine, sessions, SQLite tuning (WAL, batched commits)."""
+"""Opening the Metadata Index: engine, sessions, SQLite tuning (WAL, batched commits), schema
+migrations on open (core/migrations)."""
 
 from __future__ import annotations
 
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import TYPE_CHECKING, Iterator, Optional
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from spar_desktop.core.config import Settings
-from spar_desktop.core.library.models import Base
+from spar_desktop.core.migrations import IndexTooNewError, MigrationError  # noqa: F401  (re-exported)
+
+if TYPE_CHECKING:
+    from spar_desktop.core.migrations.runner import UpgradeReport
 
 log = logging.getLogger(__name__)
 
@@ -49,17 +53,28 @@ class Library:
         self.settings = settings
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         import spar_desktop.core.schema  # noqa: F401  (registers every table on Base)
+        from spar_desktop.core.migrations.runner import upgrade_index
 
-        Base.metadata.create_all(engine)
+        # Creates a new index, upgrades an older one (backup first), or raises IndexTooNewError
+        # without writing anything; serialized between processes (see core/migrations/runner.py).
+        self.upgrade: Optional[UpgradeReport] = upgrade_index(engine)
 
     @classmethod
     def open(cls, settings: Settings) -> "Library":
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        return cls(make_engine(settings.resolved_database_url), settings)
+        return cls._with_engine(make_engine(settings.resolved_database_url), settings)
 
     @classmethod
     def open_url(cls, url: str) -> "Library":
-        return cls(make_engine(url))
+        return cls._with_engine(make_engine(url), None)
+
+    @classmethod
+    def _with_engine(cls, engine: Engine, settings: Settings | None) -> "Library":
+        try:
+            return cls(engine, settings)
+        except BaseException:
+            engine.dispose()  # a refused or failed open leaves no connection behind
+            raise
 
     @property
     def is_sqlite(self) -> bool:
