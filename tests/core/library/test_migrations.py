@@ -281,6 +281,89 @@ def test_010_models_from_git_upgrade_on_sqlite(tmp_path):
     assert sqlite_ddl(db) == sqlite_ddl(tmp_path / "fresh" / "library.sqlite3")
 
 
+# -- a later revision (simulated: a copy of the scripts with a 0002) ----------------------------------
+REVISION_0002 = """
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+
+def upgrade():
+    # files is referenced by file_tags and workspace_files: SQLite copies the table to alter it,
+    # which would cascade-delete their rows if foreign keys were on during the migration.
+    with op.batch_alter_table("files", recreate="always") as batch:
+        batch.add_column(sa.Column("note", sa.Text(), nullable=True))
+    FAIL
+
+
+def downgrade():
+    pass
+"""
+
+
+@pytest.fixture
+def scripts_with_0002(tmp_path, monkeypatch):
+    import shutil
+
+    def install(fail: bool) -> None:
+        scripts = tmp_path / f"migrations-{fail}"
+        shutil.copytree(runner.HERE, scripts, ignore=shutil.ignore_patterns("__pycache__"))
+        body = REVISION_0002.replace("    FAIL\n", '    raise RuntimeError("disk on fire")\n' if fail else "")
+        (scripts / "versions" / "0002_note.py").write_text(body)
+        monkeypatch.setattr(runner, "HERE", scripts)
+        monkeypatch.setattr(runner, "HEAD_REVISION", "0002")
+        runner.script_directory.cache_clear()
+
+    yield install
+    runner.script_directory.cache_clear()
+
+
+def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0002):
+    data = unpack_010(tmp_path)
+    Library.open(load_settings(data)).close()  # 0.1.0 -> 0001
+    db = data / "library.sqlite3"
+    before = dump(db)
+    scripts_with_0002(fail=False)
+    lib = Library.open(load_settings(data))
+    try:
+        assert (lib.upgrade.from_revision, lib.upgrade.to_revision) == ("0001", "0002")
+        assert lib.upgrade.backup.name.startswith("library.sqlite3.bak-rev0001-")
+        assert dump(lib.upgrade.backup) == before
+        assert runner.current_revision(lib.engine) == "0002"
+        assert "note" in {c["name"] for c in inspect(lib.engine).get_columns("files")}
+        after = dump(db)
+        assert after["file_tags"] == before["file_tags"] and after["workspace_files"] == before["workspace_files"]
+        assert [r[:-1] for r in after["files"]] == before["files"]  # the same rows, plus an empty note
+        with lib.engine.connect() as c:
+            assert c.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1  # Library's own connections
+    finally:
+        lib.close()
+
+
+def test_a_failed_upgrade_is_undone_and_says_where_the_backup_is(tmp_path, scripts_with_0002):
+    from spar_desktop.core.library.database import MigrationError
+
+    data = unpack_010(tmp_path)
+    Library.open(load_settings(data)).close()
+    db = data / "library.sqlite3"
+    before = dump(db)
+    scripts_with_0002(fail=True)
+    with pytest.raises(MigrationError, match="disk on fire") as exc:
+        Library.open(load_settings(data))
+    assert "bak-rev0001-" in str(exc.value)
+    assert dump(db) == before  # the ALTER before the failure was rolled back with it
+    engine = create_engine(f"sqlite:///{db}")
+    try:
+        assert runner.current_revision(engine) == "0001"
+        assert "note" not in {c["name"] for c in inspect(engine).get_columns("files")}
+    finally:
+        engine.dispose()
+
+
 # -- refusal ---------------------------------------------------------------------------------------
 def test_an_index_from_a_newer_release_is_refused_untouched(tmp_path, capsys):
     data = tmp_path / "data"
