@@ -390,9 +390,13 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15000)
 
     def about(self) -> None:
-        QMessageBox.about(self, "About SPAR Desktop",
-                          "SPAR Desktop — a metadata index, tag hierarchy, on-demand workspaces and cited chat "
-                          f"over your file shares.\n\nData folder: {self.settings.data_dir}")
+        """Help ▸ About SPAR Desktop: version, data folder, licences (ui/about_dialog.py)."""
+        from spar_desktop.ui.about_dialog import AboutDialog
+
+        if getattr(self, "about_dialog", None) is None:
+            self.about_dialog = AboutDialog(self.settings.data_dir, self)
+        self.about_dialog.show()
+        self.about_dialog.raise_()
 
     # ------------------------------------------------------------------ drag and drop
     def dragEnterEvent(self, event) -> None:

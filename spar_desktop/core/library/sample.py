@@ -30,26 +30,21 @@ README_FILE = "_README.md"
 
 
 def resources_dir() -> Optional[Path]:
-    """``resources/`` of a source checkout or an installed package, else $SPAR_RESOURCES."""
-    import spar_desktop
+    """$SPAR_RESOURCES, else the checkout's ``resources/``, else the installed package data
+    (``spar_desktop/_resources`` in a wheel or a bundle): spar_desktop/resources_path.py."""
+    from spar_desktop.resources_path import resources_dir as find
 
-    candidates = [Path(spar_desktop.__file__).resolve().parent.parent / "resources"]
-    if os.environ.get("SPAR_RESOURCES"):
-        candidates.append(Path(os.environ["SPAR_RESOURCES"]).expanduser())
-    for c in candidates:
-        if c.is_dir():
-            return c
-    return None
+    return find()
 
 
 def sample_corpus_dir() -> Optional[Path]:
-    res = resources_dir()
-    if res is None:
-        return None
-    corpus = res / SAMPLE_DIR_NAME
-    # The corpus must hold documents, not just its metadata files.
-    if corpus.is_dir() and any(not p.name.startswith("_") for p in corpus.iterdir()):
-        return corpus
+    """The first resources folder whose sample corpus holds documents, not just its metadata."""
+    from spar_desktop.resources_path import candidates
+
+    for res in candidates():
+        corpus = res / SAMPLE_DIR_NAME
+        if corpus.is_dir() and any(not p.name.startswith("_") for p in corpus.iterdir()):
+            return corpus
     return None
 
 
