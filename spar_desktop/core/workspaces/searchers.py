@@ -210,13 +210,15 @@ class SearcherCache:
             raise _Stale("the embedding model changed since the build")
         if chunker_config(engine.settings).cache_key != row["chunker_key"]:
             raise _Stale("the chunking settings changed since the build")
-        try:
-            collection = ChromaCollection(engine.chroma, row["collection"], encoder.model_id, create=False)
-            count = collection.count()
-        except Exception as exc:  # noqa: BLE001 - missing, other model, broken: the build sorts it out
-            raise _Stale(f"the vector collection is not usable ({exc})") from None
-        if count != row["chunks"]:
-            raise _Stale(f"the vector collection holds {count} vectors, not {row['chunks']}")
+        collection = None
+        if _dense_in_chroma(engine.settings):
+            try:
+                collection = ChromaCollection(engine.chroma, row["collection"], encoder.model_id, create=False)
+                count = collection.count()
+            except Exception as exc:  # noqa: BLE001 - missing, other model, broken: the build sorts it out
+                raise _Stale(f"the vector collection is not usable ({exc})") from None
+            if count != row["chunks"]:
+                raise _Stale(f"the vector collection holds {count} vectors, not {row['chunks']}")
         settings = self._library.settings
         try:
             searcher = searcher_state.load(state, encoder, collection=collection, manifest=manifest,
@@ -230,6 +232,14 @@ class SearcherCache:
 
 class _Stale(Exception):
     pass
+
+
+def _dense_in_chroma(settings: Any) -> bool:
+    """Where a saved searcher's dense side runs. The app (Chroma in its helper process, which keeps
+    Chroma's GIL-holding calls off the UI thread) and a team's Chroma server: in Chroma. A one-shot
+    CLI process with Chroma in-process: exactly, over the saved matrix memory-mapped, so that a
+    `spar ws search` never imports chromadb (0.5-3.5 s measured) for a 20 ms query."""
+    return bool(getattr(settings, "chroma_url", None)) or bool(getattr(settings, "chroma_process", False))
 
 
 def _stored_keys(library: Any, searcher: Any, row: dict) -> dict[str, Any]:
