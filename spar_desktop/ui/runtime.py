@@ -116,9 +116,9 @@ def _preload_op(settings: Settings, progress, cancel) -> list[str]:
 
     loaded = preload_engine(settings, lambda name: progress(Progress(0, None, f"loading {name}")))
     check(cancel)
-    from spar_desktop.core.embedding.encoder import get_encoder
+    from spar_desktop.core.workspaces.engine import encoder_for
 
-    get_encoder(settings.embedding_device)
+    encoder_for(settings).set_threads(encoder_threads())  # bulk encoding leaves a core to the UI
     freeze_long_lived()
     log.info("search engine ready (%s)", ", ".join(loaded) or "already loaded")
     return loaded

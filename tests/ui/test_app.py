@@ -111,3 +111,23 @@ def test_the_app_imports_chromadb_only_where_chroma_runs(tmp_path):
     imported = {mode: subprocess.run([sys.executable, "-c", script, mode], capture_output=True, text=True,
                                      timeout=300).stdout.strip() for mode in ("helper", "server")}
     assert imported == {"helper": "False", "server": "True"}
+
+
+def test_the_app_loads_its_search_engine_without_torch(tmp_path):
+    """What the app loads behind its window (libraries, then the encoder) must not bring torch,
+    transformers or sentence-transformers back: they cost seconds of import on every start."""
+    script = (
+        "import sys\n"
+        "from spar_desktop.core.config import Settings\n"
+        "from spar_desktop.core.progress import CancelToken\n"
+        "from spar_desktop.ui.runtime import _preload_op\n"
+        f"settings = Settings(data_dir={str(tmp_path)!r})\n"
+        "_preload_op(settings, lambda p: None, CancelToken())\n"
+        "from spar_desktop.core.workspaces.engine import encoder_for\n"
+        "enc = encoder_for(settings)\n"
+        "assert enc.encode_query('turbine blade').shape == (enc.dim,)\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -24,6 +24,14 @@ def chunker_config(settings: Settings) -> ChunkerConfig:
                          overlap_tokens=settings.chunk_overlap_tokens)
 
 
+def encoder_for(settings: Settings) -> Any:
+    """The process-wide encoder for these settings; its built ONNX graph is kept in the data dir
+    (``cache/onnx``), so nothing is written outside it ($SPAR_MODEL_CACHE shares one instead)."""
+    from spar_desktop.core.embedding.encoder import get_encoder
+
+    return get_encoder(settings.embedding_device, cache_dir=Path(settings.data_dir) / "cache" / "onnx")
+
+
 class Engine:
     def __init__(self, settings: Settings, encoder: Any = None) -> None:
         self.settings = settings
@@ -37,9 +45,7 @@ class Engine:
     def encoder(self) -> Any:
         with self._lock:
             if self._encoder is None:
-                from spar_desktop.core.embedding.encoder import get_encoder
-
-                self._encoder = get_encoder(self.settings.embedding_device)
+                self._encoder = encoder_for(self.settings)
             return self._encoder
 
     @property
