@@ -113,7 +113,11 @@ def test_memory_from_another_model_is_ignored(ws, caplog):
                             text="foreign", kind="terms", vector=vec.tobytes(), score=1.0, hits=1))
     caplog.set_level(logging.INFO, logger="spar_desktop.core.memory")
     mgr.searchers.clear()
-    assert [(h.path, h.chunk_id, h.score) for h in mgr.search("ops", QUERY).hits] == before
+    after = [(h.path, h.chunk_id, h.score) for h in mgr.search("ops", QUERY).hits]
+    # The reopened searcher scores the saved matrix exactly, the build's one through Chroma: the
+    # same ranking and scores up to float32 rounding.
+    assert [a[:2] for a in after] == [b[:2] for b in before]
+    assert all(abs(a[2] - b[2]) < 1e-5 for a, b in zip(after, before))
     assert "another embedding model" in caplog.text
     st = memory_stats(mgr, "ops")
     assert st.evolved_keys == 0 and st.other_model == 2

@@ -55,7 +55,7 @@ def relations_command(monkeypatch):
     import spar_desktop.core.embedding.encoder as enc
 
     fake = HashEncoder()
-    monkeypatch.setattr(enc, "get_encoder", lambda device="auto": fake)
+    monkeypatch.setattr(enc, "get_encoder", lambda device="auto", **_: fake)
 
 
 def spar(capsys, data: Path, *args: str) -> tuple[int, str, str]:

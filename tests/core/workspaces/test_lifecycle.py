@@ -158,9 +158,14 @@ def test_corrupted_vector_store_is_set_aside(env):
     mgr.searchers.clear()
     for f in (tmp / "data" / "chroma").glob("*.sqlite3"):
         f.write_bytes(b"this is not a database" * 100)
+    # A CLI search runs on the searcher the build saved and does not need the store...
     res = mgr.search("fin", "capital budget contingency")
     assert paths(res)[0].startswith("budget")
+    # ...the next build opens it, sets the damaged store aside and refills it from the cache.
+    report = mgr.build("fin")
+    assert report.embedded_chunks == 0
     assert list((tmp / "data").glob("chroma.broken-*"))  # set aside inside the data dir, not deleted
+    assert paths(mgr.search("fin", "capital budget contingency"))[0].startswith("budget")
 
 
 def test_idle_workspaces_are_archived(env):
