@@ -232,7 +232,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "THIRD_PARTY_LICENSES")
     ap.add_argument("--check", action="store_true", help="exit 1 if --out is not what would be written")
     args = ap.parse_args(argv)
-    sys.path.insert(0, str(ROOT))
+    # spar_desktop for its version only, and LAST on the path: a checkout's stale
+    # spar_desktop.egg-info must not stand in for the installed distribution's metadata
+    sys.path.append(str(ROOT))
     text = render(closure())
     if args.check:
         old = args.out.read_text(encoding="utf-8") if args.out.is_file() else ""
