@@ -29,7 +29,10 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     p.add_argument("--smoke", metavar="OUTDIR",
                    help="run the scripted smoke test offscreen on the sample corpus, save screenshots in OUTDIR")
     p.add_argument("--keep-data", action="store_true", help="with --smoke: keep the temporary data dir")
+    p.add_argument("paths", nargs="*", help="folders or files to index (a folder dropped on the launcher)")
     args, _qt_args = p.parse_known_args(list(argv))  # leave Qt's own options (-platform ...) to Qt
+    # Only what exists is a path to index: the value of a Qt option ("-platform xcb") is not.
+    args.paths = [os.path.abspath(x) for x in args.paths if os.path.exists(x)]
     return args
 
 
@@ -136,6 +139,14 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0]])
     app.setApplicationName("SPAR Desktop")
     app.setOrganizationName("SPAR")
+    app.setDesktopFileName("spar-desktop")  # the taskbar finds the menu entry's icon
+    from spar_desktop.resources_path import icon_path
+
+    icon = icon_path()
+    if icon is not None:
+        from PySide6.QtGui import QIcon
+
+        app.setWindowIcon(QIcon(str(icon)))
     apply_style(app)
     interactive = not args.smoke and app.platformName() != "offscreen"
     crashes: list[str] = []
@@ -192,6 +203,8 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
     app.processEvents()
     log.info("window shown")
     tune_for_ui()
+    if args.paths and not args.smoke:  # folders dropped on the menu entry / launcher
+        window.controller.index_paths(args.paths)
     if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: nothing loads until it is needed
         preload_in_background(window.runner, settings)
     if settings_problem:

@@ -131,3 +131,40 @@ def test_the_app_loads_its_search_engine_without_torch(tmp_path):
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_folders_given_on_the_command_line_are_indexed_and_qt_options_are_not(tmp_path):
+    """The menu entry passes folders dropped on it (%F): they are indexed; the value of a Qt
+    option such as '-platform offscreen' is not taken for a folder."""
+    from spar_desktop.ui.app import parse_args
+
+    (tmp_path / "share").mkdir()
+    args = parse_args(["-platform", "offscreen", str(tmp_path / "share"), "--data-dir", str(tmp_path / "d")])
+    assert args.paths == [str(tmp_path / "share")] and args.data_dir == str(tmp_path / "d")
+
+
+def test_a_folder_dropped_on_the_launcher_is_indexed(tmp_path):
+    import signal
+    import sqlite3
+    import time
+
+    share, data = tmp_path / "share", tmp_path / "data"
+    share.mkdir()
+    (share / "note.md").write_text("# Dropped\n\nindexed from the launcher", encoding="utf-8")
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", SPAR_PRELOAD="0")
+    proc = subprocess.Popen([sys.executable, "-m", "spar_desktop.ui.app", "--data-dir", str(data), str(share)],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        names: list = []
+        deadline = time.time() + 120
+        while time.time() < deadline and not names:
+            time.sleep(0.5)
+            try:
+                with sqlite3.connect(data / "library.sqlite3") as db:
+                    names = [r[0] for r in db.execute("select name from files")]
+            except sqlite3.Error:
+                pass
+        assert names == ["note.md"]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
