@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,8 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+
+from startup import launch_once  # noqa: E402 - beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bundle"
@@ -40,42 +41,8 @@ def _env(display: str, home: Path) -> dict:
     return env
 
 
-def _window_visible(display: str) -> bool:
-    found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", TITLE], capture_output=True,
-                           env=dict(os.environ, DISPLAY=display), timeout=10)
-    return found.returncode == 0 and bool(found.stdout.strip())
-
-
 def _launch_once(cmd: list[str], data: Path, env: dict, display: str, timeout: float) -> dict:
-    log = data / "logs" / "spar-desktop.log"
-    log_size = log.stat().st_size if log.exists() else 0
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd + ["--data-dir", str(data)], env=env, cwd=str(data.parent),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    shown = ready = None
-    try:
-        while time.perf_counter() - t0 < timeout:
-            if shown is None and _window_visible(display):
-                shown = time.perf_counter() - t0
-            if shown is not None and log.exists():
-                with open(log, encoding="utf-8", errors="replace") as fh:
-                    fh.seek(log_size)
-                    if "search engine ready" in fh.read():
-                        ready = time.perf_counter() - t0
-            if shown is not None and (ready is not None or time.perf_counter() - t0 > shown + 15):
-                break
-            if proc.poll() is not None:
-                break
-            time.sleep(0.02)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return {"window_shown_s": None if shown is None else round(shown, 3),
-            "engine_ready_s": None if ready is None else round(ready, 3)}
+    return launch_once(cmd, data, env, display, timeout, data.parent)
 
 
 def _median(values: list) -> float | None:

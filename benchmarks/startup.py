@@ -44,22 +44,34 @@ def _prepare(src: Path, data: Path, display: str) -> None:
                    env=_env(src, display), cwd=src, check=True, capture_output=True, timeout=600)
 
 
-def _window_visible(display: str) -> bool:
+def window_visible(display: str) -> bool:
     found = subprocess.run(["xdotool", "search", "--onlyvisible", "--name", TITLE], capture_output=True,
                            env=dict(os.environ, DISPLAY=display), timeout=10)
     return found.returncode == 0 and bool(found.stdout.strip())
 
 
-def _launch_once(src: Path, data: Path, display: str, timeout: float) -> dict:
+def stop(proc: subprocess.Popen) -> None:
+    """SIGTERM (the app closes cleanly, its helper processes with it), then SIGKILL after 20 s."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def launch_once(cmd: list[str], data: Path, env: dict, display: str, timeout: float, cwd: Path) -> dict:
+    """Start ``cmd --data-dir data``; seconds until its window is visible and until its log says
+    the search engine is ready (None when that did not happen within ``timeout``)."""
     log = data / "logs" / "spar-desktop.log"
     log_size = log.stat().st_size if log.exists() else 0
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "spar_desktop.ui.app", "--data-dir", str(data)],
-                            env=_env(src, display), cwd=src, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(cmd + ["--data-dir", str(data)], env=env, cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shown = ready = None
     try:
-        while time.perf_counter() - t0 < timeout:
-            if shown is None and _window_visible(display):
+        while time.perf_counter() - t0 < timeout and proc.poll() is None:
+            if shown is None and window_visible(display):
                 shown = time.perf_counter() - t0
             if shown is not None and log.exists():
                 with open(log, encoding="utf-8", errors="replace") as fh:
@@ -70,13 +82,13 @@ def _launch_once(src: Path, data: Path, display: str, timeout: float) -> dict:
                 break
             time.sleep(0.02)
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    return {"window_shown_s": shown, "engine_ready_s": ready}
+        stop(proc)
+    return {"window_shown_s": None if shown is None else round(shown, 3),
+            "engine_ready_s": None if ready is None else round(ready, 3)}
+
+
+def _launch_once(src: Path, data: Path, display: str, timeout: float) -> dict:
+    return launch_once([sys.executable, "-m", "spar_desktop.ui.app"], data, _env(src, display), display, timeout, src)
 
 
 def _import_torch_s() -> float:

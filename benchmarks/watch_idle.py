@@ -14,12 +14,13 @@ import argparse
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from startup import stop  # noqa: E402 - beside this script
 
 HERE = Path(__file__).resolve().parents[1]
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -73,12 +74,7 @@ def measure(src: Path, share: Path, data: Path, settle: float, seconds: float) -
         return {"source": str(src), "idle_cpu_percent": round(100 * (c1 - c0) / (t1 - t0), 2),
                 "overflow_log_lines": log.count("overflow"), "alive": proc.poll() is None}
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        stop(proc)
 
 
 def main() -> None:
