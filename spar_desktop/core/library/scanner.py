@@ -14,13 +14,16 @@ import logging
 import os
 import stat as stat_mod
 import time
-from operator import attrgetter, itemgetter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
+from operator import attrgetter, itemgetter
+from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from sqlalchemy import delete, func, select, update
 
+from spar_desktop.core.file_lock import file_lock
 from spar_desktop.core.library.bulk import fetch_rows, insert_rows
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, TagSource, utcnow
@@ -34,6 +37,7 @@ from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_sp
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
+SCAN_LOCK = ".scan.lock"
 
 _entry_name = attrgetter("name")
 
@@ -132,11 +136,21 @@ class Scanner:
             return report
         # A file is scanned alone: inside an indexed folder as part of it, else as its own root
         # (the user dropped one document; indexing its siblings too would surprise them).
-        folder, subtree, report.note = self.add_root(real, ignore_patterns)
-        run = _ScanRun(self, folder, subtree, report, progress, cancel)
-        run.execute()
+        with self._turn(progress):
+            folder, subtree, report.note = self.add_root(real, ignore_patterns)
+            run = _ScanRun(self, folder, subtree, report, progress, cancel)
+            run.execute()
         report.seconds = time.perf_counter() - start
         return report
+
+    def _turn(self, progress: ProgressCallback):
+        """One scan of an index at a time, across processes (the app's scan worker, `spar index`):
+        two scans of one new folder both inserted its files, and one died on the unique path."""
+        data_dir = self.library.settings.data_dir if self.library.settings else None
+        if data_dir is None:
+            return nullcontext()
+        return file_lock(Path(data_dir) / SCAN_LOCK,
+                         on_wait=lambda: progress(Progress(0, None, "waiting for another scan of this index to finish")))
 
     def rescan_all(self, progress: ProgressCallback = no_progress,
                    cancel: Optional[CancelToken] = None) -> list[ScanReport]:

@@ -23,18 +23,19 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, Optional
 from urllib.parse import quote
 
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.pool import NullPool
 
 from spar_desktop.core.migrations import HEAD_REVISION, IndexTooNewError, MigrationError
+from spar_desktop.core.file_lock import file_lock
 
 log = logging.getLogger(__name__)
 
@@ -247,37 +248,6 @@ def backup_sqlite(path: Path, label: str) -> Path:
     finally:
         src.close()
     return target
-
-
-@contextmanager
-def file_lock(lock_path: Path) -> Iterator[None]:
-    """An exclusive lock between processes, held until the block ends (waits as long as needed).
-    The file stays: removing a lock file lets a third process lock a different inode."""
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock_path, "a+b") as fh:
-        if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
-            while True:
-                try:
-                    fh.seek(0)
-                    msvcrt.locking(fh.fileno(), msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
-                    break
-                except OSError:
-                    continue
-            try:
-                yield
-            finally:
-                fh.seek(0)
-                msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def new_revision(message: str, autogenerate: bool = True) -> None:

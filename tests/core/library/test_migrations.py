@@ -411,10 +411,6 @@ def test_two_processes_opening_a_fresh_data_dir_both_succeed(tmp_path):
         lib.close()
 
 
-# Scanning the same new folder from two processes at once can still collide on files.path in the
-# scanner's batched inserts (core/library/scanner.py, not the schema): that case is reported as
-# an expected failure with the scanner's error, so it stays visible without hiding schema errors.
-SCANNER_RACE = "UNIQUE constraint failed: files.path"
 
 
 def test_two_spar_index_on_a_fresh_data_dir_both_succeed(tmp_path):
@@ -423,14 +419,11 @@ def test_two_spar_index_on_a_fresh_data_dir_both_succeed(tmp_path):
         p = share / f"d{i % 3}" / f"n{i}.txt"
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f"note {i}", encoding="utf-8")
-    scanner_race = None
     for trial in range(3):
         data = tmp_path / f"data{trial}"
         for out, err, code in _two_at_once(data, "index", "--quiet", str(share)):
             assert "already exists" not in err and "alembic" not in err and "upgrad" not in err, err
-            if code != 0 and SCANNER_RACE in err and "scanner.py" in err:
-                scanner_race = f"trial {trial}: {err.strip().splitlines()[-1][:300]}"
-                continue
+            # The scans take turns too (core/file_lock.py): before, one died on UNIQUE files.path.
             assert code == 0, f"trial {trial}: {err}"
         lib = Library.open(Settings(data_dir=data))
         try:
@@ -439,9 +432,6 @@ def test_two_spar_index_on_a_fresh_data_dir_both_succeed(tmp_path):
                 assert len(s.scalars(select(File)).all()) == 12
         finally:
             lib.close()
-    if scanner_race:
-        pytest.xfail(f"schema creation was serialized, but two scans of one new folder collided in the "
-                     f"scanner: {scanner_race}")
 
 
 def test_concurrent_first_opens_in_threads_create_once(tmp_path):

@@ -220,3 +220,25 @@ def test_the_folder_a_list_shows_names_the_indexed_root(library, scanner, tmp_pa
         folders = {r.name: r.folder for r in list_files(s, FileFilter())}
     assert folders == {"north.txt": "north/Finance", "south.txt": "south/Finance",
                        "top-north.txt": "north", "top-south.txt": "south"}
+
+
+def test_a_second_scan_of_the_index_waits_its_turn_and_says_so(library, scanner, share):
+    """The app's scan worker and `spar index` on one data dir take turns (before, two scans of one
+    new folder both inserted its files and one died on the unique path)."""
+    import threading
+
+    from spar_desktop.core.file_lock import file_lock
+    from spar_desktop.core.library.scanner import SCAN_LOCK
+
+    (share / "a.txt").write_text("a", encoding="utf-8")
+    messages: list[str] = []
+    reports = []
+    with file_lock(library.settings.data_dir / SCAN_LOCK):  # another process is scanning
+        worker = threading.Thread(target=lambda: reports.extend(
+            scanner.scan([str(share)], progress=lambda p: messages.append(p.message or ""))))
+        worker.start()
+        worker.join(timeout=1.0)
+        assert worker.is_alive() and reports == []  # waiting, not scanning
+        assert "waiting for another scan of this index to finish" in messages
+    worker.join(timeout=60)
+    assert reports and reports[0].new == 1
