@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import logging
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Union
 
 from spar_desktop.core.documents.errors import ExtractionError
-from spar_desktop.core.documents.types import ExtractedDocument, PageText
+from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +56,7 @@ def extract(path: Union[str, Path], format: Optional[str] = None,
         reader = _READERS.get(fmt)
         if reader is None:
             return _no_text(fmt, path)
-        return reader(path, max_chars)
+        return _storable(reader(path, max_chars))
     except ExtractionError:
         raise
     except PermissionError as exc:
@@ -67,6 +68,16 @@ def extract(path: Union[str, Path], format: Optional[str] = None,
     except Exception as exc:  # library bugs on odd files must not stop a whole folder's scan
         log.warning("extraction failed for %s", path, exc_info=True)
         raise ExtractionError(f"could not extract text: {type(exc).__name__}: {exc}") from exc
+
+
+def _storable(doc: ExtractedDocument) -> ExtractedDocument:
+    """A lone surrogate in extracted text failed the cache, the vector store and the tokenizer,
+    and with them a whole build: see storable_text."""
+    pages = tuple(PageText(p.page, storable_text(p.text)) for p in doc.pages)
+    title = storable_text(doc.title) if doc.title else doc.title
+    if pages == doc.pages and title == doc.title:
+        return doc
+    return replace(doc, pages=pages, title=title)
 
 
 def extract_text_string(text: str, title: Optional[str] = None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -95,3 +97,12 @@ class ChunkerConfig:
             parts.append("ctx")
         parts.extend(f"{k}={v}" for k, v in self.extra)
         return "-".join(parts)
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """Text every later step can encode as UTF-8 (SQLite, Chroma, the tokenizer): a lone surrogate
+    (a JSON "\\ud800" escape, an undecodable byte kept as an escape, such a byte in a typed query)
+    becomes U+FFFD. Lengths are kept, so offsets into the text stay valid."""
+    return _SURROGATES.sub("\ufffd", text) if _SURROGATES.search(text) else text

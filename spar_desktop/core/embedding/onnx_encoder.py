@@ -26,6 +26,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.documents.types import storable_text
+
 from spar_desktop.core.embedding.onnx_bert import BUILDER_VERSION, OUTPUT, BertConfig, build_model, reference_forward
 
 log = logging.getLogger(__name__)
@@ -176,6 +178,11 @@ def load_tokenizer(model_dir: Path, max_length: int = 256) -> Any:
     return tok
 
 
+def _clean(text: object) -> str:
+    """What the tokenizer accepts: it refused a whole batch for one lone surrogate."""
+    return storable_text(str(text).strip())
+
+
 class OnnxBackend:
     """Tokenizer + two ORT sessions: bulk (all cores, created on first use) and query (one thread:
     a dozen tokens gain little from more, and it never waits for a bulk batch to finish)."""
@@ -235,7 +242,7 @@ class OnnxBackend:
     def tokenize(self, texts: Sequence[str]) -> list[np.ndarray]:
         # sentence-transformers strips each text first; BERT's pre-tokenizer makes that a no-op
         # for ASCII whitespace, but not for every Unicode space, so we do the same.
-        return [np.asarray(e.ids, dtype=np.int32) for e in self._tok.encode_batch([str(t).strip() for t in texts])]
+        return [np.asarray(e.ids, dtype=np.int32) for e in self._tok.encode_batch([_clean(t) for t in texts])]
 
     def run(self, batch: Sequence[np.ndarray]) -> np.ndarray:
         """Vectors for token-id rows (padded here to the longest row of the batch)."""
@@ -252,5 +259,5 @@ class OnnxBackend:
         return session.run([OUTPUT], {"input_ids": ids, "attention_mask": mask})[0]
 
     def query(self, text: str) -> np.ndarray:
-        ids = np.asarray([self._tok.encode(str(text).strip()).ids], dtype=np.int64)
+        ids = np.asarray([self._tok.encode(_clean(text)).ids], dtype=np.int64)
         return self._query.run([OUTPUT], {"input_ids": ids, "attention_mask": np.ones_like(ids)})[0][0]

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from sqlalchemy import select
 
+from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
@@ -79,6 +80,7 @@ def open_searcher(manager: "Workspaces", name: str) -> tuple[int, Any, tuple[str
 
 def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, method: str = "hybrid",
                      session_key: Optional[str] = None, source: str = "search") -> WorkspaceResults:
+    query = storable_text(query)  # an undecodable byte in a typed query must not fail the search or its log
     ws_id, searcher, notes = open_searcher(manager, name)
     t0 = time.perf_counter()
     try:
