@@ -24,10 +24,9 @@ import subprocess
 import sys
 import tarfile
 import tempfile
-import time
 from pathlib import Path
 
-from startup import launch_once  # noqa: E402 - beside this script
+from startup import launch_once, x_display  # noqa: E402 - beside this script
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bundle"
@@ -65,13 +64,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bundle.json")
     args = ap.parse_args()
     tarball = args.tarball or sorted(OUT.glob("spar-desktop-*-linux-*.tar.gz"), key=lambda p: p.stat().st_mtime)[-1]
-    xvfb = None
-    display = os.environ.get("DISPLAY")
-    if not display:
-        display = ":96"
-        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
+    xvfb, display = x_display()
     work = Path(tempfile.mkdtemp(prefix="spar-bundle-bench-"))
     try:
         with tarfile.open(tarball) as tar:

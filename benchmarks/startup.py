@@ -23,6 +23,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 HERE = Path(__file__).resolve().parents[1]
 TITLE = "^SPAR Desktop$"
@@ -42,6 +43,17 @@ def _prepare(src: Path, data: Path, display: str) -> None:
         shutil.copytree(HERE / "resources" / "sample_corpus", share)
     subprocess.run([sys.executable, "-m", "spar_desktop.cli", "--data-dir", str(data), "index", str(share)],
                    env=_env(src, display), cwd=src, check=True, capture_output=True, timeout=600)
+
+
+def x_display() -> tuple[Optional[subprocess.Popen], str]:
+    """$DISPLAY, else a virtual screen on a free display (tools/screenshots.py's start_xvfb, which
+    waits for the server's socket); the caller terminates the returned process."""
+    if os.environ.get("DISPLAY"):
+        return None, os.environ["DISPLAY"]
+    sys.path.insert(0, str(HERE / "tools"))
+    from screenshots import start_xvfb
+
+    return start_xvfb("1400x900")
 
 
 def window_visible(display: str) -> bool:
@@ -108,13 +120,7 @@ def main() -> None:
     ap.add_argument("--against", type=Path, help="another checkout to run side by side (the old version)")
     ap.add_argument("--timeout", type=float, default=120.0)
     args = ap.parse_args()
-    xvfb = None
-    display = os.environ.get("DISPLAY")
-    if not display:
-        display = ":97"
-        xvfb = subprocess.Popen(["Xvfb", display, "-screen", "0", "1400x900x24", "-nolisten", "tcp"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(1.0)
+    xvfb, display = x_display()
     work = Path(tempfile.mkdtemp(prefix="spar-startup-"))
     versions = {"this": HERE}
     if args.against:

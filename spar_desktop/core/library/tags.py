@@ -17,7 +17,7 @@ from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.bulk import insert_rows
-from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge, TagSource, utcnow
+from spar_desktop.core.library.models import FileTag, Tag, TagEdge, TagSource, utcnow
 
 
 class TagError(ValueError):
