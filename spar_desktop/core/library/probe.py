@@ -142,15 +142,6 @@ def hashed_in_full(fmt: str, size: int) -> bool:
     return size <= SAMPLE_ABOVE or fmt in READABLE_FORMATS
 
 
-def hash_fd(fd: int) -> str:
-    """Full-content BLAKE2b of an open file (hashlib releases the GIL for each block)."""
-    h = hashlib.blake2b(digest_size=20)
-    os.lseek(fd, 0, os.SEEK_SET)
-    while block := os.read(fd, HASH_BLOCK):
-        h.update(block)
-    return "b2:" + h.hexdigest()
-
-
 def _hash_rest(fd: int, head: bytes) -> str:
     """Full-content BLAKE2b of a file whose first bytes ``head`` were just read from ``fd``."""
     h = hashlib.blake2b(head, digest_size=20)
