@@ -55,6 +55,19 @@ class Settings:
     chunk_parent_tokens: int = 800
     chunk_overlap_tokens: int = 30
     workspace_idle_archive_days: int = 30
+    # Reading files (Settings ▸ Reading files): the per-file budget and OCR.
+    ocr_enabled: bool = True  # scanned pages and images are read by OCR when a workspace needs them
+    extract_max_text_mb: int = 20  # text kept per document, millions of characters (~MB)
+    extract_max_seconds: int = 120  # wall time of one file's extraction
+    archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
+
+    def extraction_budget(self):
+        """The per-file budget readers enforce (core/documents/budget.py)."""
+        from spar_desktop.core.documents.budget import ExtractionBudget
+
+        return ExtractionBudget(max_chars=self.extract_max_text_mb * 1_000_000,
+                                max_seconds=float(self.extract_max_seconds),
+                                max_inflated_bytes=self.archive_max_inflated_mb * 1024 * 1024)
 
     @property
     def resolved_database_url(self) -> str:
@@ -80,6 +93,12 @@ class Settings:
             raise SettingsError("Child chunk size must be between 32 and 256 tokens (the encoder's limit)")
         if self.chunk_parent_tokens < self.chunk_child_tokens:
             raise SettingsError("Parent chunk size must be at least the child chunk size")
+        if not 1 <= self.extract_max_text_mb <= 10_000:
+            raise SettingsError("The text limit per file must be between 1 and 10,000 MB")
+        if not 1 <= self.extract_max_seconds <= 86_400:
+            raise SettingsError("The time limit per file must be between 1 second and a day")
+        if not 1 <= self.archive_max_inflated_mb <= 100_000:
+            raise SettingsError("The inflated-size limit per archive member must be between 1 and 100,000 MB")
         if not 0 <= self.chunk_overlap_tokens < self.chunk_child_tokens:
             raise SettingsError("Chunk overlap must be smaller than the child chunk size")
         return self

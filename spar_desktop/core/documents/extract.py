@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Union
 
+from spar_desktop.core.documents.budget import DEFAULT_MAX_CHARS, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
 
@@ -21,20 +22,33 @@ log = logging.getLogger(__name__)
 
 __all__ = ["extract", "extract_text_string", "detect_format", "ExtractionError", "FORMATS"]
 
-DEFAULT_MAX_CHARS = 20_000_000
-FORMATS = ("pdf", "docx", "md", "txt", "html", "csv", "tsv", "json", "jsonl", "image", "binary")
+FORMATS = ("pdf", "docx", "md", "txt", "html", "csv", "tsv", "json", "jsonl", "xlsx", "xls", "ods",
+           "pptx", "odp", "odt", "rtf", "doc", "ppt", "eml", "mbox", "msg", "zip", "image", "binary")
 
 _EXTENSIONS = {
     ".pdf": "pdf", ".docx": "docx", ".docm": "docx", ".md": "md", ".markdown": "md",
-    ".txt": "txt", ".text": "txt", ".log": "txt", ".rst": "txt", ".xml": "txt", ".eml": "txt",
+    ".txt": "txt", ".text": "txt", ".log": "txt", ".rst": "txt", ".xml": "txt",
     ".html": "html", ".htm": "html", ".xhtml": "html", ".csv": "csv", ".tsv": "tsv",
     ".tab": "tsv", ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl",
+    ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xls", ".ods": "ods", ".pptx": "pptx", ".pptm": "pptx",
+    ".odp": "odp", ".odt": "odt", ".rtf": "rtf", ".doc": "doc", ".ppt": "ppt",
+    ".eml": "eml", ".mbox": "mbox", ".mbx": "mbox", ".msg": "msg", ".zip": "zip",
     ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".bmp": "image",
     ".tif": "image", ".tiff": "image", ".webp": "image", ".heic": "image", ".svg": "image",
 }
 # Names other parts of the app use for formats (library probe, user input) -> ours.
 _ALIASES = {"markdown": "md", "text": "txt", "htm": "html", "ndjson": "jsonl", "xml": "txt",
-            "email": "txt", "jpg": "image", "png": "image", "other": ""}
+            "email": "eml", "archive": "zip", "xlsm": "xlsx", "jpg": "image", "png": "image", "other": ""}
+# Formats read by ``reader(path, budget)``; the older readers take ``(path, max_chars)``.
+# "module:function" names, imported on first use: each reader pulls in its own library.
+_BUDGETED_READERS = {
+    "xlsx": "extract_sheets:extract_xlsx", "xls": "extract_sheets:extract_xls", "ods": "extract_sheets:extract_ods",
+    "pptx": "extract_slides:extract_pptx", "odp": "extract_slides:extract_odp",
+    "odt": "extract_wordproc:extract_odt", "rtf": "extract_wordproc:extract_rtf",
+    "doc": "extract_legacy:extract_doc", "ppt": "extract_legacy:extract_ppt",
+    "eml": "extract_mail:extract_eml", "mbox": "extract_mail:extract_mbox", "msg": "extract_mail:extract_msg",
+    "zip": "containers:extract_zip_listing",
+}
 _IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00",
                 b"MM\x00*")
 _OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
@@ -42,21 +56,35 @@ _HEAD_BYTES = 8192
 
 
 def extract(path: Union[str, Path], format: Optional[str] = None,
-            max_chars: int = DEFAULT_MAX_CHARS) -> ExtractedDocument:
+            max_chars: Optional[int] = None, budget: Optional[ExtractionBudget] = None) -> ExtractedDocument:
     """Extract the text of ``path``; ``format`` overrides detection (see FORMATS).
 
     Raises ExtractionError for files that exist but can't be read as their format (corrupt,
-    password-protected, unreadable). At most ``max_chars`` characters are kept (with a warning).
+    password-protected, unreadable, over the ``budget``). At most ``max_chars`` characters (else
+    the budget's) are kept, with a warning. A member of an archive or a mail attachment is named
+    by its virtual path (``Reports.zip!/2019/audit.pdf``): it is read from its container into a
+    private temporary file, never into the user's folders.
     """
+    budget = budget or ExtractionBudget()
+    if max_chars is not None:
+        budget = replace(budget, max_chars=max_chars)
+    from spar_desktop.core.documents.virtual import is_virtual, materialized
+
+    if is_virtual(str(path)) and not Path(path).exists():
+        with materialized(str(path), budget) as real:
+            fmt = _normalise(format) or detect_format(real, name=str(path))
+            return extract(real, fmt, budget=budget)
     path = Path(path)
     try:
         if not path.is_file():
             raise ExtractionError(f"not a readable file: {path}")
         fmt = _normalise(format) or detect_format(path)
+        if fmt in _BUDGETED_READERS:
+            return _storable(_budgeted_reader(fmt)(path, budget))
         reader = _READERS.get(fmt)
         if reader is None:
             return _no_text(fmt, path)
-        return _storable(reader(path, max_chars))
+        return _storable(reader(path, budget.max_chars))
     except ExtractionError:
         raise
     except PermissionError as exc:
@@ -94,9 +122,11 @@ def extract_text_string(text: str, title: Optional[str] = None,
     return ExtractedDocument((PageText(1, body),), format, title)
 
 
-def detect_format(path: Path) -> str:
+def detect_format(path: Path, name: Optional[str] = None) -> str:
     """Format from strong magic bytes first (a '.txt' that is really a PDF), then the
-    extension, then a look at the content."""
+    extension (of ``name`` when given: a temporary copy of an archive member), then a look at
+    the content."""
+    suffix = Path(name or path).suffix.lower()
     with open(path, "rb") as f:
         head = f.read(_HEAD_BYTES)
     if head.startswith(b"%PDF") or b"%PDF-" in head[:1024]:
@@ -104,10 +134,10 @@ def detect_format(path: Path) -> str:
     if head.startswith(_IMAGE_MAGIC) or (head[:4] == b"RIFF" and head[8:12] == b"WEBP"):
         return "image"
     if head.startswith(b"PK\x03\x04"):
-        return "docx" if _is_docx_zip(path) else _EXTENSIONS.get(path.suffix.lower(), "binary")
+        return _zip_kind(path, _EXTENSIONS.get(suffix))
     if head.startswith(_OLE_MAGIC):
-        return _EXTENSIONS.get(path.suffix.lower(), "binary")  # .docx here = encrypted DOCX
-    by_ext = _EXTENSIONS.get(path.suffix.lower())
+        return _EXTENSIONS.get(suffix, "binary")  # .docx here = encrypted DOCX
+    by_ext = _EXTENSIONS.get(suffix)
     if by_ext:
         return by_ext
     return _sniff_content(head)
@@ -135,12 +165,30 @@ def _looks_binary(head: bytes) -> bool:
     return control / len(head) > 0.10
 
 
-def _is_docx_zip(path: Path) -> bool:
+_OOXML_PARTS = (("word/document.xml", "docx"), ("xl/workbook.xml", "xlsx"), ("ppt/presentation.xml", "pptx"))
+_ODF_KINDS = {"application/vnd.oasis.opendocument.text": "odt",
+              "application/vnd.oasis.opendocument.spreadsheet": "ods",
+              "application/vnd.oasis.opendocument.presentation": "odp"}
+
+
+def _zip_kind(path: Path, by_ext: Optional[str]) -> str:
+    """Which zip-based format a zip is (its parts say so, whatever its name); a plain zip is an
+    archive of documents."""
     try:
         with zipfile.ZipFile(path) as zf:
-            return "word/document.xml" in zf.namelist()
-    except (zipfile.BadZipFile, OSError):
-        return False
+            names = set(zf.namelist())
+            for part, kind in _OOXML_PARTS:
+                if part in names:
+                    return kind
+            if "mimetype" in names:
+                info = zf.getinfo("mimetype")
+                if info.file_size < 200:
+                    kind = _ODF_KINDS.get(zf.read(info).decode("ascii", "replace").strip())
+                    if kind:
+                        return kind
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError):
+        return by_ext or "binary"
+    return by_ext if by_ext in ("docx", "xlsx", "pptx", "odt", "ods", "odp") else "zip"
 
 
 def _normalise(fmt: Optional[str]) -> str:
@@ -150,9 +198,16 @@ def _normalise(fmt: Optional[str]) -> str:
     return _ALIASES.get(fmt, fmt)
 
 
+def _budgeted_reader(fmt: str) -> Callable[[Path, ExtractionBudget], ExtractedDocument]:
+    import importlib
+
+    module, _, function = _BUDGETED_READERS[fmt].partition(":")
+    return getattr(importlib.import_module(f"spar_desktop.core.documents.{module}"), function)
+
+
 def _no_text(fmt: str, path: Path) -> ExtractedDocument:
     if fmt == "image":
-        reason = "image file (no OCR)"
+        reason = "image file: its text is read by OCR when a workspace needs it"
     elif fmt == "binary":
         reason = f"unsupported binary file ({path.suffix or 'no extension'})"
     else:
