@@ -137,6 +137,10 @@ def _pdf_date(d: dt.date) -> str:
 
 
 def write_pdf(doc: Doc, out: Path) -> None:
+    out.write_bytes(pdf_bytes(doc))
+
+
+def pdf_bytes(doc: Doc) -> bytes:
     import pymupdf
 
     pdf = pymupdf.open()
@@ -167,8 +171,9 @@ def write_pdf(doc: Doc, out: Path) -> None:
         }
     )
     pdf.subset_fonts()
-    out.write_bytes(pdf.tobytes(garbage=3, deflate=True, no_new_id=True))
+    data = pdf.tobytes(garbage=3, deflate=True, no_new_id=True)
     pdf.close()
+    return data
 
 
 # ---------------------------------------------------------------------------------------------
@@ -188,6 +193,10 @@ def _fixed_zip(data: bytes, when: dt.date) -> bytes:
 
 
 def write_docx(doc: Doc, out: Path) -> None:
+    out.write_bytes(docx_bytes(doc))
+
+
+def docx_bytes(doc: Doc) -> bytes:
     import docx
     from docx.shared import Pt, RGBColor
 
@@ -241,7 +250,7 @@ def write_docx(doc: Doc, out: Path) -> None:
                 raise ValueError(kind)
     buf = io.BytesIO()
     d.save(buf)
-    out.write_bytes(_fixed_zip(buf.getvalue(), doc.date))
+    return _fixed_zip(buf.getvalue(), doc.date)
 
 
 # ---------------------------------------------------------------------------------------------

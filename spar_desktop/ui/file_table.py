@@ -38,9 +38,10 @@ def human_size(n: int) -> str:
 
 
 # Formats named by a word (probe.py): a readable word, not "ARCHIVE" squeezed to "AR…VE".
-FORMAT_WORDS = {"archive": "Archive", "image": "Image", "email": "Email", "other": "Other", "jsonl": "JSONL"}
-KNOWN_FORMATS = ("pdf", "docx", "doc", "xlsx", "xls", "pptx", "ppt", "md", "txt", "html", "csv", "tsv", "json",
-                 "jsonl", "email", "image", "archive", "other")  # probe.py's; the Format column fits them all
+FORMAT_WORDS = {"archive": "Archive", "image": "Image", "email": "Email", "other": "Other", "jsonl": "JSONL",
+                "eml": "Email", "msg": "Outlook", "mbox": "Mailbox"}
+KNOWN_FORMATS = ("pdf", "docx", "doc", "odt", "rtf", "xlsx", "xls", "ods", "pptx", "ppt", "odp", "md", "txt", "html",
+                 "csv", "tsv", "json", "jsonl", "eml", "msg", "mbox", "zip", "image", "archive", "other")  # probe.py's; the Format column fits them all
 
 
 def format_label(fmt: Optional[str]) -> str:

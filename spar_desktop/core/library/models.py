@@ -99,6 +99,11 @@ class File(Base):
     status: Mapped[str] = mapped_column(String(16), default=FileStatus.OK, index=True)
     error: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
     extra: Mapped[Optional[dict]] = mapped_column(JSON, nullable=True)  # other metadata fields
+    # A child document (an archive member, a mail attachment, a message of an mbox) points at
+    # its container; its path is the container's path, "!/" and its name inside it. Children
+    # go with their container: rescanned when it changes, removed with it.
+    parent_id: Mapped[Optional[int]] = mapped_column(ForeignKey("files.id", ondelete="CASCADE"), nullable=True,
+                                                     index=True)
     first_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     changed_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
 

@@ -11,11 +11,11 @@ import hashlib
 import os
 import re
 import stat as stat_mod
-import zipfile
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from spar_desktop.core.library.doc_metadata import KIND_NAMES, mail_metadata, office_metadata
 from spar_desktop.core.library.models import FileStatus
 from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 
@@ -35,15 +35,22 @@ SNIFF_BYTES = 8192
 READ_ONCE = 64 * 1024  # first read of a file: sniffs the format and, up to this size, is all we hash
 
 EXTENSION_FORMATS = {
-    ".pdf": "pdf", ".docx": "docx", ".md": "md", ".markdown": "md", ".txt": "txt", ".text": "txt",
-    ".log": "txt", ".rst": "txt", ".html": "html", ".htm": "html", ".csv": "csv", ".tsv": "tsv",
-    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "txt", ".eml": "email",
-    ".msg": "email", ".xlsx": "xlsx", ".xls": "xls", ".pptx": "pptx", ".ppt": "ppt", ".doc": "doc",
+    ".pdf": "pdf", ".docx": "docx", ".docm": "docx", ".md": "md", ".markdown": "md", ".txt": "txt",
+    ".text": "txt", ".log": "txt", ".rst": "txt", ".html": "html", ".htm": "html", ".csv": "csv", ".tsv": "tsv",
+    ".json": "json", ".jsonl": "jsonl", ".ndjson": "jsonl", ".xml": "txt", ".eml": "eml", ".mbox": "mbox",
+    ".mbx": "mbox", ".msg": "msg", ".xlsx": "xlsx", ".xlsm": "xlsx", ".xls": "xls", ".ods": "ods",
+    ".pptx": "pptx", ".pptm": "pptx", ".odp": "odp", ".odt": "odt", ".rtf": "rtf", ".ppt": "ppt", ".doc": "doc",
     ".png": "image", ".jpg": "image", ".jpeg": "image", ".gif": "image", ".tif": "image",
-    ".tiff": "image", ".bmp": "image", ".zip": "archive", ".gz": "archive", ".7z": "archive",
+    ".tiff": "image", ".bmp": "image", ".webp": "image", ".zip": "zip", ".gz": "archive", ".7z": "archive",
+    ".rar": "archive", ".tar": "archive",
 }
-TEXT_FORMATS = {"txt", "md", "html", "csv", "tsv", "json", "jsonl", "email"}
-READABLE_FORMATS = TEXT_FORMATS | {"pdf", "docx"}
+TEXT_FORMATS = {"txt", "md", "html", "csv", "tsv", "json", "jsonl", "eml", "mbox"}
+ZIP_FORMATS = {"docx", "xlsx", "pptx", "odt", "ods", "odp", "zip"}  # zip containers by their name
+OLE_FORMATS = {"doc", "xls", "ppt", "msg"}  # legacy Office and Outlook files are OLE containers
+# Formats we read text from; an image is read by OCR when a workspace build needs it.
+READABLE_FORMATS = TEXT_FORMATS | ZIP_FORMATS | OLE_FORMATS | {"pdf", "rtf", "image"}
+# Files whose members/attachments are child documents of their own (core/documents/containers.py).
+CONTAINER_FORMATS = {"zip", "eml", "msg", "mbox"}
 
 MAGIC = [
     (b"%PDF-", "pdf"),
@@ -57,6 +64,7 @@ MAGIC = [
     (b"7z\xbc\xaf\x27\x1c", "archive"),
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "ole"),  # legacy .doc/.xls/.msg
 ]
+OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 
 
 _MAGIC_BY_FIRST_BYTE: dict[bytes, list[tuple[bytes, str]]] = {}
@@ -115,14 +123,15 @@ def sniff_format(name: str, head: bytes) -> tuple[str, Optional[str]]:
     for magic, fmt in _MAGIC_BY_FIRST_BYTE.get(head[:1], ()):
         if head.startswith(magic):
             if fmt == "ole":
-                return (by_name if by_name in ("doc", "xls", "ppt", "email") else "ole"), None
-            if by_name in TEXT_FORMATS or by_name == "docx":
+                # An OOXML name on an OLE container: Office stores password-protected files so.
+                return (by_name if by_name in OLE_FORMATS or by_name in ("docx", "xlsx", "pptx") else "ole"), None
+            if by_name in TEXT_FORMATS or by_name in ZIP_FORMATS:
                 return fmt, f"named .{name.rsplit('.', 1)[-1]} but the content is {FORMAT_NAMES.get(fmt, fmt)}"
             return fmt, None
     if head.startswith(b"PK\x03\x04"):
-        if by_name in ("docx", "xlsx", "pptx", "archive"):
+        if by_name in ZIP_FORMATS:
             return by_name, None
-        return "archive", None if by_name not in TEXT_FORMATS else "named as text but the content is a zip archive"
+        return "zip", None if by_name not in TEXT_FORMATS else "named as text but the content is a zip archive"
     if by_name in TEXT_FORMATS or by_name == "other":
         if _looks_binary(head):
             if by_name == "other":
@@ -174,16 +183,6 @@ def parse_pdf_date(value: str | None) -> Optional[datetime]:
         return None
 
 
-def parse_iso_date(value: str | None) -> Optional[datetime]:
-    if not value:
-        return None
-    try:
-        dt = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return dt.replace(tzinfo=None)
-
-
 def _pdf_metadata(path: str, result: ProbeResult) -> None:
     import pymupdf
 
@@ -227,31 +226,6 @@ def _has_pdf_eof(path: str) -> bool:
         return b"%%EOF" in fh.read()
 
 
-def _docx_metadata(path: str, result: ProbeResult) -> None:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = set(zf.namelist())
-            if "word/document.xml" not in names:
-                result.status, result.error = FileStatus.ERROR, "not a valid DOCX (zip without word/document.xml)"
-                return
-            core = zf.read("docProps/core.xml").decode("utf-8", "replace") if "docProps/core.xml" in names else ""
-            app = zf.read("docProps/app.xml").decode("utf-8", "replace") if "docProps/app.xml" in names else ""
-    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError) as exc:
-        # RuntimeError: an encrypted zip entry
-        result.status, result.error = FileStatus.ERROR, f"corrupt DOCX: {exc}"
-        return
-
-    def tag(xml: str, name: str) -> Optional[str]:
-        m = re.search(rf"<(?:\w+:)?{name}\b[^>]*>([^<]*)</", xml)
-        return m.group(1).strip() or None if m else None
-
-    result.title = tag(core, "title")
-    result.author = tag(core, "creator")
-    result.created_at = parse_iso_date(tag(core, "created"))
-    pages = tag(app, "Pages")
-    result.page_count = int(pages) if pages and pages.isdigit() else None
-
-
 def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
     """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses).
 
@@ -292,8 +266,15 @@ def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
     if fmt == "pdf" and result.status == FileStatus.OK:
         with PYMUPDF_LOCK:
             _pdf_metadata(path, result)
-    elif fmt == "docx":
-        _docx_metadata(path, result)
+    elif result.status == FileStatus.OK and fmt in ("docx", "xlsx", "pptx") and head.startswith(OLE_MAGIC):
+        result.status, result.error = FileStatus.ENCRYPTED, f"{KIND_NAMES[fmt]} is password-protected"
+    elif result.status == FileStatus.OK and fmt in ZIP_FORMATS - {"zip"}:
+        office_metadata(path, fmt, result)
+    elif result.status == FileStatus.OK and fmt in ("eml", "msg"):
+        mail_metadata(path, fmt, result)
+    elif fmt == "archive" and result.status == FileStatus.OK:
+        result.status = FileStatus.UNSUPPORTED
+        result.error = "compressed archive of a kind SPAR does not open (only .zip archives are read)"
     elif fmt not in READABLE_FORMATS and result.status == FileStatus.OK:
         result.status = FileStatus.UNSUPPORTED
         result.error = f"no text extraction for {fmt} files yet"

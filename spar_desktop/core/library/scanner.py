@@ -23,6 +23,8 @@ from typing import Iterator, Optional, Sequence
 
 from sqlalchemy import delete, func, select, update
 
+from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.file_lock import file_lock
 from spar_desktop.core.library.bulk import fetch_rows, insert_rows
 from spar_desktop.core.library.database import Library
@@ -30,8 +32,9 @@ from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, 
 from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_virtualenv, is_within, normalize_root, raw_path_bytes,
 )
+from spar_desktop.core.library.children import mark_children_missing, remove_children, sync_children
 from spar_desktop.core.library.probe import (
-    READABLE_FORMATS, SAMPLED_HASH_PREFIX, ProbeResult, format_from_name, probe_file,
+    CONTAINER_FORMATS, READABLE_FORMATS, SAMPLED_HASH_PREFIX, ProbeResult, format_from_name, probe_file,
 )
 from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_specs
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -52,6 +55,7 @@ class ScanReport:
     unchanged: int = 0
     missing: int = 0
     restored: int = 0
+    children: int = 0  # archive members, attachments and mbox messages added or updated
     problems: list[tuple[str, str]] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
@@ -190,24 +194,27 @@ class _ScanRun:
         self.pending_unchanged = 0
         self.issues: list[tuple[str, str]] = []
         self.tag_cache: Optional[TagCache] = None
+        settings = scanner.library.settings
+        self.budget = settings.extraction_budget() if settings is not None else ExtractionBudget()
         self.chain_ids: dict[tuple[str, object], int] = {}  # (source, folder path or (year, month)) → tag id
 
     def _load_known(self) -> None:
         prefix = self.subtree.rstrip(os.sep) + os.sep
-        q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash).where(
-            (File.path == self.subtree) | (File.path.startswith(prefix, autoescape=True))
+        # Child documents (parent_id set) are not on disk: their container's scan keeps them.
+        q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash, File.format).where(
+            ((File.path == self.subtree) | (File.path.startswith(prefix, autoescape=True))) & File.parent_id.is_(None)
         )
         with self.lib.engine.begin() as conn:
             rows = fetch_rows(conn, q)
             conn.execute(delete(ScanIssue).where(ScanIssue.folder_id == self.folder.id))
         known = dict(zip(map(itemgetter(0), rows), rows))  # path → row, built in C
         missing, sampled, n = FileStatus.MISSING, SAMPLED_HASH_PREFIX, len(SAMPLED_HASH_PREFIX)
-        for p, i, sz, mt, st, h in [r for r in rows if r[4] == missing or (r[5] is not None and r[5][:n] == sampled)]:
+        for p, i, sz, mt, st, h, fmt in [r for r in rows if r[4] == missing or (r[5] is not None and r[5][:n] == sampled)]:
             if st == missing or format_from_name(p) in READABLE_FORMATS:
                 # Missing: re-probe to tell restored from changed. Sampled fingerprint on a
                 # readable format (an index from before full hashing, or a format that became
                 # readable): re-probe so it gets its full-content hash.
-                known[p] = (p, i, -1, mt, st, h)
+                known[p] = (p, i, -1, mt, st, h, fmt)
         self.known = known
         self.unseen = dict(known)
 
@@ -444,6 +451,9 @@ class _ScanRun:
                     if result.status != FileStatus.OK:
                         self.report.problems.append((shown, result.error or result.status))
                 self.report.new += len(ids)
+                for file_id, (row, shown, result) in zip(ids, self.pending_new):
+                    if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
+                        self._sync_children(s, file_id, row)
             if self.pending_changed:
                 changed_ids = []
                 for known, row, shown, result in self.pending_changed:
@@ -464,10 +474,31 @@ class _ScanRun:
                                                        FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
                 insert_rows(conn, FileTag.__table__,
                             self._tag_links(s, changed_ids, [row for _, row, _, _ in self.pending_changed]))
+                for known, row, shown, result in self.pending_changed:
+                    if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
+                        self._sync_children(s, known[1], row)
+                    elif known[6] in CONTAINER_FORMATS or known[6] == "email":
+                        remove_children(s, row["path"])
             self.report.unchanged += self.pending_unchanged
         done = self.report.seen
         self.progress(Progress(done, None, f"{done} files"))
         self.pending_new, self.pending_changed, self.pending_unchanged = [], [], 0
+
+    def _sync_children(self, s, file_id: int, row: dict) -> None:
+        """List a new or changed container's members into child rows with its tags."""
+        real = row["raw_path"] and os.fsdecode(row["raw_path"]) or row["path"]
+        sync = sync_children(s, file_id, row, real, self.budget)
+        changed = sync.added + sync.updated
+        if sync.updated:
+            ids = [i for i, _ in sync.updated]
+            for k in range(0, len(ids), 500):
+                s.execute(delete(FileTag).where(FileTag.file_id.in_(ids[k:k + 500]),
+                                                FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
+        if changed:
+            insert_rows(s.connection(), FileTag.__table__, self._tag_links(s, [i for i, _ in changed],
+                                                                           [r for _, r in changed]))
+        self.report.children += len(changed)
+        self.report.problems.extend(sync.problems)
 
     def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[dict]:
         """Folder and date tag links of a batch; tags not seen yet in this run are resolved (and
@@ -476,7 +507,8 @@ class _ScanRun:
         wanted: list[tuple[int, str, object]] = []
         missing: dict[tuple[str, object], list[tuple[str, str]]] = {}
         for file_id, row in zip(file_ids, rows):
-            rel_dir = row["rel_path"].rpartition("/")[0]
+            # A child document is filed under its container's folder, not the archive's own ones.
+            rel_dir = row["rel_path"].partition(VIRTUAL_SEP)[0].rpartition("/")[0]
             if rel_dir:
                 key = (TagSource.PATH, rel_dir)
                 wanted.append((file_id, TagSource.PATH, key))
@@ -510,6 +542,7 @@ class _ScanRun:
                     ids = [k[1] for k in gone[i:i + 500]]
                     s.execute(update(File).where(File.id.in_(ids)).values(
                         status=FileStatus.MISSING, error="no longer found on disk"))
+                mark_children_missing(s, [k[0] for k in gone if k[6] in CONTAINER_FORMATS])
                 self.report.missing = len(gone)
             for path, message in self.issues:
                 s.add(ScanIssue(folder_id=self.folder.id, path=path, message=message))

@@ -22,10 +22,11 @@ log = logging.getLogger(__name__)
 # the subject of a request, not image files.
 FILE_TYPE_WORDS: dict[str, tuple[str, ...]] = {
     r"pdfs?|pdf files?|pdf documents?": ("pdf",),
-    r"spreadsheets?|excel files?|worksheets?|workbooks?|csv files?|csvs?|tables?": ("csv", "tsv", "xlsx", "xls"),
-    r"slides?|slide decks?|decks?|presentations?|powerpoints?": ("pptx", "ppt"),
-    r"e-?mails?|mails?|messages?": ("email",),
-    r"word (?:documents?|files?|docs?)|docx files?|docx": ("docx", "doc"),
+    r"spreadsheets?|excel files?|worksheets?|workbooks?|csv files?|csvs?|tables?": ("csv", "tsv", "xlsx", "xls", "ods"),
+    r"slides?|slide decks?|decks?|presentations?|powerpoints?": ("pptx", "ppt", "odp"),
+    r"e-?mails?|mails?|messages?": ("eml", "msg", "mbox", "email"),  # "email": indexes before 0.2
+    r"word (?:documents?|files?|docs?)|docx files?|docx": ("docx", "doc", "odt", "rtf"),
+    r"archives?|zip files?|zips?": ("zip",),
     r"markdown(?: files?| notes?)?": ("md",),
     r"text files?|plain text|txt files?": ("txt",),
     r"web ?pages?|html(?: pages?| files?)?": ("html",),

@@ -54,11 +54,19 @@ def _same(path: Path, member: tarfile.TarInfo) -> bool:
     return st.st_size == member.size and int(st.st_mtime) == int(member.mtime)
 
 
-def dump(db: Path, tables=TABLES_010) -> dict[str, list[tuple]]:
-    """Every row of every 0.1.0 table, read with plain sqlite3 (no SPAR code involved)."""
+def dump(db: Path, tables=TABLES_010, columns_of: Path | None = None) -> dict[str, list[tuple]]:
+    """Every row of every 0.1.0 table, read with plain sqlite3 (no SPAR code involved); with
+    ``columns_of``, only the columns that database has (later revisions add columns)."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
+        if columns_of is None:
+            return {t: conn.execute(f"SELECT * FROM {t} ORDER BY 1").fetchall() for t in tables}
+        old = sqlite3.connect(f"file:{columns_of}?mode=ro", uri=True)
+        try:
+            cols = {t: [r[1] for r in old.execute(f"PRAGMA table_info({t})")] for t in tables}
+        finally:
+            old.close()
+        return {t: conn.execute(f"SELECT {', '.join(cols[t])} FROM {t} ORDER BY 1").fetchall() for t in tables}
     finally:
         conn.close()
 
@@ -81,12 +89,15 @@ def schema(engine) -> dict:
 
 
 def sqlite_ddl(db: Path) -> list[tuple]:
+    """The schema as SQLite stores it; the lines of a CREATE TABLE are sorted, since a table
+    copied by a batch migration lists the same constraints in another order."""
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
-        return conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
+        rows = conn.execute("SELECT type, name, tbl_name, sql FROM sqlite_master "
                             "WHERE name NOT LIKE '%alembic_version%' ORDER BY name").fetchall()
     finally:
         conn.close()
+    return [(t, n, tbl, sorted(x.strip().rstrip(",") for x in (sql or "").splitlines())) for t, n, tbl, sql in rows]
 
 
 def model_drift(engine) -> list:
@@ -186,7 +197,7 @@ def test_010_data_dir_upgrade_keeps_everything(tmp_path, capsys):
         assert report.backup is not None and report.backup.parent == data
         assert report.backup.name.startswith("library.sqlite3.bak-0.1.0-")
         assert dump(report.backup) == before  # the backup is a readable SQLite copy of what was there
-        assert dump(db) == before  # every row of every table, unchanged
+        assert dump(db, columns_of=report.backup) == before  # every row of every table, unchanged
         assert runner.current_revision(lib.engine) == HEAD_REVISION
 
         with lib.session() as s:  # through today's models
@@ -281,13 +292,13 @@ def test_010_models_from_git_upgrade_on_sqlite(tmp_path):
     assert sqlite_ddl(db) == sqlite_ddl(tmp_path / "fresh" / "library.sqlite3")
 
 
-# -- a later revision (simulated: a copy of the scripts with a 0002) ----------------------------------
+# -- a later revision (simulated: a copy of the scripts with a 0003) ----------------------------------
 REVISION_0002 = """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0002"
-down_revision = "0001"
+revision = "0003"
+down_revision = "0002"
 branch_labels = None
 depends_on = None
 
@@ -306,34 +317,34 @@ def downgrade():
 
 
 @pytest.fixture
-def scripts_with_0002(tmp_path, monkeypatch):
+def scripts_with_0003(tmp_path, monkeypatch):
     import shutil
 
     def install(fail: bool) -> None:
         scripts = tmp_path / f"migrations-{fail}"
         shutil.copytree(runner.HERE, scripts, ignore=shutil.ignore_patterns("__pycache__"))
         body = REVISION_0002.replace("    FAIL\n", '    raise RuntimeError("disk on fire")\n' if fail else "")
-        (scripts / "versions" / "0002_note.py").write_text(body)
+        (scripts / "versions" / "0003_note.py").write_text(body)
         monkeypatch.setattr(runner, "HERE", scripts)
-        monkeypatch.setattr(runner, "HEAD_REVISION", "0002")
+        monkeypatch.setattr(runner, "HEAD_REVISION", "0003")
         runner.script_directory.cache_clear()
 
     yield install
     runner.script_directory.cache_clear()
 
 
-def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0002):
+def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0003):
     data = unpack_010(tmp_path)
-    Library.open(load_settings(data)).close()  # 0.1.0 -> 0001
+    Library.open(load_settings(data)).close()  # 0.1.0 -> head (0002)
     db = data / "library.sqlite3"
     before = dump(db)
-    scripts_with_0002(fail=False)
+    scripts_with_0003(fail=False)
     lib = Library.open(load_settings(data))
     try:
-        assert (lib.upgrade.from_revision, lib.upgrade.to_revision) == ("0001", "0002")
-        assert lib.upgrade.backup.name.startswith("library.sqlite3.bak-rev0001-")
+        assert (lib.upgrade.from_revision, lib.upgrade.to_revision) == ("0002", "0003")
+        assert lib.upgrade.backup.name.startswith("library.sqlite3.bak-rev0002-")
         assert dump(lib.upgrade.backup) == before
-        assert runner.current_revision(lib.engine) == "0002"
+        assert runner.current_revision(lib.engine) == "0003"
         assert "note" in {c["name"] for c in inspect(lib.engine).get_columns("files")}
         after = dump(db)
         assert after["file_tags"] == before["file_tags"] and after["workspace_files"] == before["workspace_files"]
@@ -344,21 +355,21 @@ def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0002
         lib.close()
 
 
-def test_a_failed_upgrade_is_undone_and_says_where_the_backup_is(tmp_path, scripts_with_0002):
+def test_a_failed_upgrade_is_undone_and_says_where_the_backup_is(tmp_path, scripts_with_0003):
     from spar_desktop.core.library.database import MigrationError
 
     data = unpack_010(tmp_path)
     Library.open(load_settings(data)).close()
     db = data / "library.sqlite3"
     before = dump(db)
-    scripts_with_0002(fail=True)
+    scripts_with_0003(fail=True)
     with pytest.raises(MigrationError, match="disk on fire") as exc:
         Library.open(load_settings(data))
-    assert "bak-rev0001-" in str(exc.value)
+    assert "bak-rev0002-" in str(exc.value)
     assert dump(db) == before  # the ALTER before the failure was rolled back with it
     engine = create_engine(f"sqlite:///{db}")
     try:
-        assert runner.current_revision(engine) == "0001"
+        assert runner.current_revision(engine) == "0002"
         assert "note" not in {c["name"] for c in inspect(engine).get_columns("files")}
     finally:
         engine.dispose()

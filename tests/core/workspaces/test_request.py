@@ -55,7 +55,7 @@ def test_file_types_authors_and_folders():
     assert r.folders == ("Finance",)
     assert r.keywords == ("turbine costs",)
     assert parsed("slides about budgets").formats == ("pptx", "ppt")
-    assert parsed("emails about the outage").formats == ("email",)
+    assert parsed("emails about the outage").formats == ("eml", "msg", "mbox", "email")
     assert parsed("CT scans of patient B").formats == ()  # 'scans' is a subject, not image files
 
 
