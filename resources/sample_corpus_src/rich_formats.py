@@ -112,7 +112,7 @@ def scanned_memo() -> bytes:
     for para in MEMO_BODY:
         text = " ".join(para.split())
         indent = "   " if text[:2] in ("1.", "2.", "3.", "4.") else ""
-        lines = textwrap.wrap(text, 60, subsequent_indent=indent)
+        lines = textwrap.wrap(text, 64, subsequent_indent=indent)
         for line in lines:
             page.insert_text((72, y), line, fontname="cour", fontsize=12)
             y += 17

@@ -41,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--author", help="author contains this text")
     p.add_argument("--limit", type=int, help="at most this many rows")
     p.add_argument("--count", action="store_true", help="print only the number of matching files")
+    p.add_argument("--duplicates", action="store_true",
+                   help="groups of files with the same content (embedded once; search names the copies)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=run)
 
@@ -50,6 +52,8 @@ def run(args: argparse.Namespace) -> int:
     from spar_desktop.core.library.queries import FilterError, count_files, filter_from_text, find_files
 
     library = open_library(args)
+    if args.duplicates:
+        return _print_duplicates(library, args)
     with library.session() as s:
         try:
             flt = filter_from_text(s, args.tag, args.since, args.until, args.format, args.path_glob,
@@ -68,4 +72,21 @@ def run(args: argparse.Namespace) -> int:
         status = "" if r.status == "ok" else f"  [{r.status}: {r.error}]"
         print(f"{when:%Y-%m-%d}  {r.format:<5} {r.path}{status}" if when else f"{'':10}  {r.format:<5} {r.path}{status}")
     print(f"{len(rows)} files", file=sys.stderr)
+    return 0
+
+
+def _print_duplicates(library, args: argparse.Namespace) -> int:
+    from spar_desktop.core.library.queries import duplicate_groups
+
+    with library.session() as s:
+        groups = duplicate_groups(s, limit=args.limit)
+    if args.json:
+        print(json.dumps([g.to_json() for g in groups], indent=1, ensure_ascii=False))
+        return 0
+    for g in groups:
+        print(f"{len(g.paths)} copies, {g.size:,} bytes each:")
+        for p in g.paths:
+            print(f"  {p}")
+    copies = sum(len(g.paths) - 1 for g in groups)
+    print(f"{len(groups)} groups of identical files ({copies} extra copies)", file=sys.stderr)
     return 0

@@ -58,8 +58,9 @@ def run(args: argparse.Namespace) -> int:
             progress.finish()
     failed = False
     for r in reports:
+        inside = f", {r.children} inside archives and mails" if r.children else ""
         print(f"{r.root}: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
-              f"{r.missing} missing, {len(r.problems)} problems ({r.seconds:.1f}s)"
+              f"{r.missing} missing{inside}, {len(r.problems)} problems ({r.seconds:.1f}s)"
               + (" — CANCELLED, run again to resume" if r.cancelled else ""))
         if r.note:
             print(f"  note: {r.note}")

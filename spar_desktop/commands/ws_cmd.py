@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from spar_desktop.commands.common import StderrProgress, open_library
 from spar_desktop.commands.files_cmd import parse_day
+from spar_desktop.core.documents.pages import page_span_label
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -231,11 +232,14 @@ def run_search(args) -> int:
         print(res.message or "no results")
         return 0
     for h in res.hits:
-        pages = f"p. {h.page_start}" if h.page_start == h.page_end else f"pp. {h.page_start}-{h.page_end}"
+        pages = page_span_label(h.path, h.page_start, h.page_end)
         gone = "  [file no longer on disk]" if h.file_missing else ""
         print(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}")
         snippet = " ".join(h.text.split())
         print(f"     {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+        if h.also_at:
+            more = f" (+{len(h.also_at) - 3} more)" if len(h.also_at) > 3 else ""
+            print(f"     also at: {'; '.join(h.also_at[:3])}{more}")
     print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
     return 0
 

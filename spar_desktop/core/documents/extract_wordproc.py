@@ -43,7 +43,8 @@ COLS_REPEATED, ROWS_REPEATED = q("table:number-columns-repeated"), q("table:numb
 # Not body text: comments, footnote numbers, deleted text kept for change tracking, slide notes
 # (read separately), form controls.
 _SKIP = {q("office:annotation"), q("text:note-citation"), q("text:tracked-changes"),
-         q("presentation:notes"), q("office:forms"), q("text:sequence-decls")}
+         q("presentation:notes"), q("office:forms"), q("text:sequence-decls"),
+         q("svg:title"), q("svg:desc")}  # shape names and alt text: not what a slide says
 _BLOCKS = {P, H, q("text:list-item"), ROW}
 MAX_META_BYTES = 4 * 1024 * 1024
 MAX_REPEAT = 100  # a repeated non-empty table cell in a text document: enough to read it, no more

@@ -143,16 +143,17 @@ class OutlookFile:
         return None
 
     # -- message ----------------------------------------------------------------------------
-    def message(self, storage: str = "") -> MsgMessage:
-        """The message at ``storage`` ("" = the file's own; an attachment's for an attached one)."""
+    def message(self, storage: str = "", full: bool = True) -> MsgMessage:
+        """The message at ``storage`` ("" = the file's own; an attachment's for an attached one);
+        without ``full`` only subject, people and date (no body, no attachments)."""
         try:
-            return self._message(storage)
+            return self._message(storage, full)
         except ExtractionError:
             raise
         except Exception as exc:
             raise ExtractionError(f"unreadable Outlook message ({type(exc).__name__}: {exc})") from exc
 
-    def _message(self, storage: str) -> MsgMessage:
+    def _message(self, storage: str, full: bool) -> MsgMessage:
         fixed = self._fixed(storage, 32 if not storage else 24)
         cp = _codepage(fixed)
 
@@ -169,6 +170,8 @@ class OutlookFile:
         msg.cc = cc or _header_people(headers, "Cc") or _split_display(text(PR_DISPLAY_CC))
         msg.date = (_filetime(fixed.get(PR_CLIENT_SUBMIT_TIME)) or _header_date(headers)
                     or _filetime(fixed.get(PR_DELIVERY_TIME)) or _filetime(fixed.get(PR_CREATION_TIME)))
+        if not full:
+            return msg
         msg.body = self._text(storage, PR_BODY, cp)
         msg.html = self._stream(storage, PR_HTML, PT_BINARY)
         if msg.html is None:
@@ -208,8 +211,8 @@ class OutlookFile:
         the .msg's own size, and by the budget)."""
         return self._stream(att.storage, PR_ATTACH_DATA, PT_BINARY) or b""
 
-    def attached_message(self, att: MsgAttachment) -> MsgMessage:
-        return self.message(self._path(att.storage, _EMBEDDED))
+    def attached_message(self, att: MsgAttachment, full: bool = True) -> MsgMessage:
+        return self.message(self._path(att.storage, _EMBEDDED), full)
 
 
 def _codepage(fixed: dict[int, tuple[int, bytes]]) -> str:

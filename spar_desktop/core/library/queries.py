@@ -223,3 +223,44 @@ def library_stats(session: Session) -> dict:
         "total_bytes": session.scalar(select(func.coalesce(func.sum(File.size), 0)).where(File.status != FileStatus.MISSING)),
     }
 
+
+
+@dataclass(frozen=True)
+class DuplicateGroup:
+    """Indexed files with the same content (a full-content hash): one document for embedding."""
+
+    content_hash: str
+    size: int
+    paths: tuple[str, ...]
+
+    def to_json(self) -> dict:
+        return {"content_hash": self.content_hash, "size": self.size, "paths": list(self.paths)}
+
+
+def duplicate_groups(session: Session, limit: Optional[int] = None) -> list[DuplicateGroup]:
+    """Groups of two or more present files sharing a full-content hash, largest waste first.
+
+    Sampled fingerprints ("b2s:") never count: two different large files may share one."""
+    present = (File.status != FileStatus.MISSING) & File.content_hash.like("b2:%") & (File.content_hash != "b2:empty")
+    hashes = (select(File.content_hash, func.max(File.size).label("size"))
+              .where(present).group_by(File.content_hash).having(func.count(File.id) > 1)
+              .order_by(func.max(File.size).desc(), File.content_hash))
+    if limit:
+        hashes = hashes.limit(limit)
+    found = session.execute(hashes).all()
+    paths: dict[str, list[str]] = {h: [] for h, _ in found}
+    keys = list(paths)
+    for i in range(0, len(keys), 500):
+        for h, p in session.execute(select(File.content_hash, File.path).where(
+                present & File.content_hash.in_(keys[i:i + 500])).order_by(File.path)):
+            paths[h].append(p)
+    return [DuplicateGroup(h, size or 0, tuple(paths[h])) for h, size in found]
+
+
+def copies_of_file(session: Session, file_id: int) -> tuple[str, ...]:
+    """Paths of the other present files with this file's content (the details panel's group)."""
+    h = session.scalar(select(File.content_hash).where(File.id == file_id))
+    if not h or not h.startswith("b2:") or h == "b2:empty":
+        return ()
+    return tuple(session.scalars(select(File.path).where(
+        File.content_hash == h, File.id != file_id, File.status != FileStatus.MISSING).order_by(File.path)))

@@ -10,11 +10,14 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from sqlalchemy import delete, select
 
 from spar_desktop.core.library.models import File, FileStatus, Folder, utcnow
+from spar_desktop.core.documents.reading import OCR_NOTE
+from spar_desktop.core.documents.virtual import outer_path
 from spar_desktop.core.library.paths import is_within, os_path
 from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
@@ -24,6 +27,7 @@ from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, Worksp
 from spar_desktop.core.workspaces.selection import admitted_files
 
 if TYPE_CHECKING:
+    from spar_desktop.core.documents.reading import ReadOptions
     from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
@@ -43,6 +47,7 @@ class BuildReport:
     reused_documents: int = 0
     added_vectors: int = 0
     removed_vectors: int = 0
+    duplicates: int = 0  # admitted files whose content another admitted file already has
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (path, state, message)
     notes: list[str] = field(default_factory=list)
     cancelled: bool = False
@@ -81,9 +86,33 @@ def _refuse_to_read(real: str, root: Optional[str], content_hash: Optional[str])
     return None
 
 
+def _read_options(lib) -> "ReadOptions":
+    from spar_desktop.core.documents.reading import ReadOptions
+
+    settings = lib.settings
+    if settings is None:
+        return ReadOptions()
+    return ReadOptions(budget=settings.extraction_budget(), ocr=settings.ocr_enabled,
+                       ocr_cache_path=Path(settings.data_dir) / "cache" / "ocr.sqlite3")
+
+
+def _on_disk_problem(f: File, container: Optional[tuple[int, int]]) -> Optional[tuple[str, str]]:
+    """(state, message) when the file (or, for a child document, its container) is not as the
+    last scan saw it; None when it is."""
+    real = os_path(f.path, f.raw_path)
+    size, mtime = (f.size, f.mtime_ns) if container is None else container
+    try:
+        st = os.stat(outer_path(real))
+    except OSError:
+        return WorkspaceFileState.MISSING, "no longer on disk"
+    if st.st_size != size or st.st_mtime_ns != mtime:
+        return WorkspaceFileState.FAILED, "changed on disk since the last scan: re-scan its folder"
+    return None
+
+
 def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback = no_progress,
                     cancel: Optional[CancelToken] = None, rebuild: bool = False) -> BuildReport:
-    from spar_desktop.core.documents.extract import extract
+    from spar_desktop.core.documents.reading import read_document
     from spar_desktop.core.embedding.pipeline import embed_documents
 
     start = time.perf_counter()
@@ -101,35 +130,45 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     with lib.session() as s:
         rows = {f.id: f for f in s.scalars(select(File).where(File.id.in_([a[0] for a in admitted])))} if admitted else {}
         roots = {i: p for i, p in s.execute(select(Folder.id, Folder.path))}
+        outers = sorted({outer_path(f.path) for f in rows.values() if f.parent_id is not None})
+        containers = {p: (sz, mt) for i in range(0, len(outers), 500) for p, sz, mt in s.execute(
+            select(File.path, File.size, File.mtime_ns).where(File.path.in_(outers[i:i + 500])))}
     states: dict[int, tuple[str, Optional[str]]] = {}
     items = []
     config = chunker_config(lib.settings)
+    options = _read_options(lib)
+    primary: dict[str, str] = {}  # content hash -> the admitted path searched for it (copies collapse)
     for file_id, path, content_hash in admitted:
         f = rows[file_id]
         if f.status in UNREADABLE:
             states[file_id] = (UNREADABLE[f.status], f.error or f.status)
             continue
         real = os_path(f.path, f.raw_path)
-        refusal = _refuse_to_read(real, roots.get(f.folder_id), content_hash)
+        refusal = _refuse_to_read(outer_path(real), roots.get(f.folder_id), content_hash)
         if refusal:
             states[file_id] = (WorkspaceFileState.FAILED, refusal)
             continue
-        try:
-            st = os.stat(real)
-            if st.st_size != f.size or st.st_mtime_ns != f.mtime_ns:
-                states[file_id] = (WorkspaceFileState.FAILED, "changed on disk since the last scan: re-scan its folder")
-                continue
-        except OSError:
-            states[file_id] = (WorkspaceFileState.MISSING, "no longer on disk")
+        container = containers.get(outer_path(f.path)) if f.parent_id is not None else None
+        if f.parent_id is not None and container is None:
+            states[file_id] = (WorkspaceFileState.MISSING, "its container is no longer in the index")
             continue
-        items.append((content_hash, (lambda p=real, fmt=f.format: extract(p, format=fmt))))
+        problem = _on_disk_problem(f, container)
+        if problem:
+            states[file_id] = problem
+            continue
+        if content_hash in primary:  # the same bytes under another name: one document, one set of vectors
+            states[file_id] = (WorkspaceFileState.DUPLICATE, f"same content as {primary[content_hash]}")
+            continue
+        primary[content_hash] = path
+        items.append((content_hash, (lambda p=real, fmt=f.format, h=content_hash:
+                                     read_document(p, fmt, h, options, cancel, progress))))
     errors: dict[str, str] = {}
     before = getattr(eng.encoder, "texts_encoded", 0)
     cached_before = sum(1 for h, _ in items if eng.cache.has(h, config.cache_key, eng.encoder.model_id))
     try:
         docs = embed_documents(items, config, eng.encoder, eng.cache, progress, cancel,
                                on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
-        by_doc, file_ids = {}, {}
+        by_doc, file_ids, ocr_ids = {}, {}, []
         for file_id, path, content_hash in admitted:
             if file_id in states:
                 continue
@@ -143,7 +182,10 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
                 continue
             by_doc[str(file_id)] = doc.with_file_id(file_id)
             file_ids[str(file_id)] = file_id
-            states[file_id] = (WorkspaceFileState.READY, None)
+            from_ocr = any(w.startswith(OCR_NOTE) for w in doc.warnings)
+            states[file_id] = (WorkspaceFileState.READY, OCR_NOTE if from_ocr else None)
+            if from_ocr:
+                ocr_ids.append(file_id)
         progress(Progress(0, None, "loading vectors into the workspace collection"))
         searcher, had_ids = _fill_collection(manager, ws_id, rebuild, by_doc, file_ids, cancel)
         if not had_ids and prev_chunks > 0 and previous == WorkspaceStatus.ACTIVE:
@@ -167,6 +209,10 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     report.reused_documents = cached_before
     report.chunks = len(searcher)
     report.ready = sum(1 for st, _ in states.values() if st == WorkspaceFileState.READY)
+    report.duplicates = sum(1 for st, _ in states.values() if st == WorkspaceFileState.DUPLICATE)
+    if report.duplicates:
+        report.notes.append(f"{report.duplicates} file(s) with the same content as another admitted file: "
+                            "searched once, shown as 'also at'")
     report.added_vectors = len(set(searcher.keys) - had_ids)
     report.removed_vectors = len(had_ids - set(searcher.keys))
     with lib.session() as s:
@@ -176,8 +222,10 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
             n = len(by_doc[str(file_id)].children) if state == WorkspaceFileState.READY else 0
             s.add(WorkspaceFile(workspace_id=ws_id, file_id=file_id, path=path, content_hash=content_hash,
                                 state=state, error=err, chunks=n))
-            if state != WorkspaceFileState.READY:
+            if state not in (WorkspaceFileState.READY, WorkspaceFileState.DUPLICATE):
                 report.problems.append((path, state, err or state))
+        for f in s.scalars(select(File).where(File.id.in_(ocr_ids))) if ocr_ids else ():
+            f.extra = {**(f.extra or {}), "text_source": "ocr"}  # the file's status says "text from OCR"
         ws = s.get(Workspace, ws_id)
         ws.status, ws.built_at, ws.last_used_at = WorkspaceStatus.ACTIVE, utcnow(), utcnow()
         ws.archived_at, ws.last_error = None, None

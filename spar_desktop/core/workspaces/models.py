@@ -43,6 +43,7 @@ class WorkspaceFileState:
     FAILED = "failed"  # could not be read/embedded: see error
     NO_TEXT = "no_text"  # read fine, nothing to search (scanned PDF, image...)
     MISSING = "missing"  # gone from disk since it was admitted
+    DUPLICATE = "duplicate"  # the same content as another admitted file: searched once, under that one
 
 
 class WorkspaceFile(Base):

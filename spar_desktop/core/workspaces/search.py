@@ -41,9 +41,12 @@ class WorkspaceHit:
     context: Optional[str]  # the parent chunk: what an answer is grounded on
     chunk_id: str
     file_missing: bool = False
+    also_at: tuple[str, ...] = ()  # other files with the same content (copies collapse into one hit)
 
     def to_json(self) -> dict:
-        return dict(self.__dict__)
+        d = dict(self.__dict__)
+        d["also_at"] = list(self.also_at)
+        return d
 
 
 @dataclass(frozen=True)
@@ -97,17 +100,34 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
     ids = {h.file_id for h in results.hits if h.file_id is not None}
     with manager.library.session() as s:
         files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
+        copies = copies_of(s, files.values())
     hits = []
     for h in results.hits:
         f = files.get(h.file_id)
         if f is None:
             continue
         hits.append(WorkspaceHit(h.rank, f.id, f.path, f.title, h.page_start, h.page_end, h.score, h.bm25_score,
-                                 h.dense_score, h.text, h.parent_text, h.chunk_id, f.status == FileStatus.MISSING))
+                                 h.dense_score, h.text, h.parent_text, h.chunk_id, f.status == FileStatus.MISSING,
+                                 copies.get(f.id, ())))
     log_id = log_query(manager, ws_id, query, [(fh.file_id, fh.score) for fh in results.files if fh.file_id],
                        latency, session_key, source)
     manager.touch(ws_id)
     return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes)
+
+
+def copies_of(s, files) -> dict[int, tuple[str, ...]]:
+    """file id -> paths of the other indexed files with the same content (duplicates from syncing,
+    "copy of" files, a zipped copy): a hit names them instead of repeating the same passage."""
+    by_hash = {f.content_hash: f.id for f in files if f.content_hash and f.content_hash.startswith("b2:")
+               and f.content_hash != "b2:empty"}
+    if not by_hash:
+        return {}
+    out: dict[int, list[str]] = {}
+    for path, h, fid in s.execute(select(File.path, File.content_hash, File.id).where(
+            File.content_hash.in_(list(by_hash)), File.status != FileStatus.MISSING).order_by(File.path)):
+        if fid != by_hash[h]:
+            out.setdefault(by_hash[h], []).append(path)
+    return {k: tuple(v) for k, v in out.items()}
 
 
 def log_query(manager: "Workspaces", ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
