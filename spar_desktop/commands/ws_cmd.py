@@ -167,7 +167,7 @@ def run_files(args) -> int:
         print(json.dumps([{"path": r.path, "state": r.state, "error": r.error, "chunks": r.chunks} for r in rows], indent=1))
         return 0
     for r in rows:
-        print(f"{r.state:<8} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else ""))
+        print(f"{r.state:<9} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else ""))
     return 0
 
 

@@ -82,13 +82,10 @@ def list_container(real_path: str, fmt: str, budget: ExtractionBudget) -> tuple[
     """(chain, member) for every descendant of a container, parents before their children."""
     from spar_desktop.core.documents.containers import walk_children
 
-    found = walk_children(Path(real_path), fmt, budget)
-    if isinstance(found, tuple):  # (members, notes)
-        items, notes = found
-    else:
-        items, notes = list(found), []
-    items = sorted(items, key=lambda cm: cm[0].count(VIRTUAL_SEP))
-    return items, list(notes)
+    with walk_children(Path(real_path), fmt, budget) as walk:
+        items = list(walk)
+    items.sort(key=lambda cm: cm[0].count(VIRTUAL_SEP))  # stable: parents before their children
+    return items, list(walk.notes)
 
 
 def sync_children(s: Session, container_id: int, container: dict, real_path: str,
