@@ -155,7 +155,7 @@ def test_a_mixed_share_is_read_and_found_at_the_right_place(tmp_path, capsys):
     hit = top("how far must the crane stay from the substation fence")
     assert hit["path"].endswith("crane.eml!/crane-plan.docx")
     hit = top("permit-to-work register unsigned entries")
-    assert hit["path"].endswith("audit-2019.zip!/2019/audit.pdf") and hit["page_start"] == 2
+    assert hit["path"].endswith("audit-2019.zip!/2019/audit.pdf") and hit["page_start"] <= 2 <= hit["page_end"]
     hit = top("vibration sensors mounted on the wrong bearing housing")
     assert len(hit["also_at"]) == 2  # three copies, one hit
     hit = top("north access road resurfacing")

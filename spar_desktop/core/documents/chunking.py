@@ -62,6 +62,10 @@ def validate_config(config: ChunkerConfig) -> None:
         raise ValueError("parent_tokens must be at least child_tokens")
 
 
+# Formats whose pages are sheets or slides: units a reader cites on their own.
+PAGE_UNIT_FORMATS = frozenset({"xlsx", "xls", "ods", "pptx", "odp", "ppt"})
+
+
 def chunk_document(
     doc: ExtractedDocument,
     config: Optional[ChunkerConfig] = None,
@@ -103,7 +107,7 @@ def chunk_document(
         spans = semantic_spans(text, units, config, embed_fn)
         chunks = [_chunk(f"c{i}", text, s, pages, "flat", None, file_id) for i, s in enumerate(spans)]
     else:
-        chunks = _hierarchical(text, units, pages, config, file_id)
+        chunks = _hierarchical(text, units, pages, config, file_id, doc.format in PAGE_UNIT_FORMATS)
 
     if config.contextual and context_fn is not None:
         chunks = contextualize(chunks, doc, context_fn)
@@ -118,8 +122,21 @@ def _chunk(cid: str, text: str, span: Span, pages: PageMap, level: str,
                  None, file_id)
 
 
+def _page_groups(segs: list[Segment], pages: PageMap) -> list[list[Segment]]:
+    """Consecutive segments split where the page changes."""
+    out: list[list[Segment]] = []
+    last = None
+    for seg in segs:
+        page = pages.page_at(seg.start)
+        if page != last:
+            out.append([])
+            last = page
+        out[-1].append(seg)
+    return out
+
+
 def _hierarchical(text: str, units: Units, pages: PageMap, config: ChunkerConfig,
-                  file_id: Optional[int]) -> list[Chunk]:
+                  file_id: Optional[int], page_breaks: bool = False) -> list[Chunk]:
     segs = sentences(text)
     parent_budget = Units.scaled(config.parent_tokens)
     overlap = Units.scaled(config.overlap_tokens)
@@ -129,7 +146,11 @@ def _hierarchical(text: str, units: Units, pages: PageMap, config: ChunkerConfig
     parent_segs = [p for s in segs for p in split_oversized(text, s, units, parent_budget)]
     out: list[Chunk] = []
     child_no = 0
-    for p_no, group in enumerate(pack(parent_segs, units, parent_budget)):
+    if page_breaks:  # a sheet or a slide is a unit of its own: a chunk never spans two
+        parent_groups = [g for page in _page_groups(parent_segs, pages) for g in pack(page, units, parent_budget)]
+    else:
+        parent_groups = pack(parent_segs, units, parent_budget)
+    for p_no, group in enumerate(parent_groups):
         pid = f"p{p_no}"
         p_span = (group[0].start, group[-1].end)
         out.append(_chunk(pid, text, p_span, pages, "parent", None, file_id))
