@@ -3,16 +3,18 @@
 
 The corpus is the file share of a fictional company, Northwind Renewables Ltd. Content is Python data
 in resources/sample_corpus_src/; this script renders it to PDF, DOCX, MD, TXT, CSV, JSON and HTML,
-writes the taxonomy export (_taxonomy/), the per-file document dates (_dates.json) and _README.md, and
-sets every file's mtime to its document date. Output is deterministic (fixed seeds, fixed metadata
-dates, fixed zip timestamps), so re-running it produces identical bytes.
+plus one file of each richer format (a scanned PDF and a photo for OCR, XLSX, PPTX, EML with an
+attachment, ZIP: sample_corpus_src/rich_formats.py), writes the taxonomy export (_taxonomy/), the
+per-file document dates (_dates.json) and _README.md, and sets every file's mtime to its document
+date. Output is deterministic (fixed seeds, fixed metadata dates, fixed zip timestamps), so re-running
+it produces identical bytes.
 
     python resources/make_sample_corpus.py            # regenerate and verify
     python resources/make_sample_corpus.py --out DIR  # write elsewhere
     python resources/make_sample_corpus.py --verify   # only verify an existing corpus
     python resources/make_sample_corpus.py --restore-mtimes  # after a git checkout: mtimes from _dates.json
 
-Needs pymupdf and python-docx (both project dependencies).
+Needs pymupdf, python-docx, openpyxl, python-pptx, Pillow and numpy.
 """
 
 from __future__ import annotations
@@ -31,7 +33,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from sample_corpus_src import docs_corporate, docs_engineering, docs_operations, extras, tabular  # noqa: E402
+from sample_corpus_src import (  # noqa: E402
+    docs_corporate, docs_engineering, docs_operations, extras, rich_formats, tabular)
 from sample_corpus_src.blocks import Doc, Raw, write_doc  # noqa: E402
 from sample_corpus_src.taxonomy import ASSIGNMENTS, TAXONOMY, term_names  # noqa: E402
 
@@ -42,11 +45,12 @@ AWKWARD = {
     "Archive/Legacy/SCADA-Export-Brackenridge-2019.txt",
     "Archive/Legacy/Brackenridge-Commissioning-Report-2012.pdf",
 }
+SCANNED = {rich_formats.SCANNED_MEMO}  # PDFs whose pages are images only: no text layer, OCR material
 
 
 def all_items() -> list[Doc | Raw]:
     items = [*docs_engineering.DOCS, *docs_operations.DOCS, *docs_corporate.DOCS]
-    items += tabular.raw_files() + extras.intranet_files() + extras.awkward_files()
+    items += tabular.raw_files() + extras.intranet_files() + extras.awkward_files() + rich_formats.rich_files()
     paths = [i.path for i in items]
     dupes = [p for p, n in Counter(paths).items() if n > 1]
     if dupes:
@@ -116,6 +120,56 @@ def _words(text: str) -> int:
     return len(text.split())
 
 
+def _verify_rich(p: Path, ext: str) -> str:
+    """Check one file of the richer formats; returns a one-line description or raises."""
+    if ext in (".jpg", ".jpeg", ".png"):
+        from PIL import Image
+
+        with Image.open(p) as im:
+            im.load()
+            return f"image {im.width}x{im.height} {im.mode}"
+    if ext == ".xlsx":
+        import openpyxl
+
+        wb = openpyxl.load_workbook(p, read_only=True)
+        sheets = [f"{ws.title} ({sum(1 for _ in ws.iter_rows()) - 1} rows)" for ws in wb.worksheets]
+        if not wb.properties.title or len(sheets) < 2:
+            raise ValueError("no title or fewer than 2 sheets")
+        wb.close()
+        return f"sheets: {', '.join(sheets)}"
+    if ext == ".pptx":
+        from pptx import Presentation
+
+        prs = Presentation(p)
+        notes = sum(1 for s in prs.slides if s.has_notes_slide and s.notes_slide.notes_text_frame.text)
+        tables = sum(1 for s in prs.slides for sh in s.shapes if sh.has_table)
+        if not prs.core_properties.title or notes < len(prs.slides):
+            raise ValueError("no title or a slide without speaker notes")
+        return f"{len(prs.slides)} slides, {tables} table(s), {notes} with notes, author={prs.core_properties.author!r}"
+    if ext == ".eml":
+        import email
+        import email.policy
+
+        msg = email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+        if not all(msg[h] for h in ("From", "To", "Date", "Subject")):
+            raise ValueError("missing From/To/Date/Subject")
+        body = msg.get_body(("plain",)).get_content()
+        names = [a.get_filename() for a in msg.iter_attachments()]
+        if not names:
+            raise ValueError("no attachment")
+        return f"{_words(body)} words, attachments {names}, subject={msg['Subject']!r}"
+    if ext == ".zip":
+        import zipfile
+
+        with zipfile.ZipFile(p) as z:
+            bad = z.testzip()
+            if bad:
+                raise ValueError(f"bad member {bad}")
+            files = [i.filename for i in z.infolist() if not i.is_dir()]
+        return f"{len(files)} members: {', '.join(files)}"
+    raise ValueError("unexpected extension")
+
+
 def verify(out: Path) -> bool:
     import docx
     import pymupdf
@@ -140,7 +194,16 @@ def verify(out: Path) -> bool:
         by_ext[ext] += 1
         expect_fail = rel in AWKWARD
         try:
-            if ext == ".pdf":
+            if ext == ".pdf" and rel in SCANNED:
+                with pymupdf.open(p) as d:
+                    if d.page_count == 0 or any(pg.get_text().strip() for pg in d):
+                        raise ValueError("a scan must have pages and no text layer")
+                    images = [pg.get_images() for pg in d]
+                    if not all(images):
+                        raise ValueError("page without an image")
+                    w, h = images[0][0][2:4]
+                    info = f"{d.page_count} scanned page(s), no text layer, image {w}x{h}"
+            elif ext == ".pdf":
                 with pymupdf.open(p) as d:
                     if d.page_count == 0:
                         raise ValueError("no pages")
@@ -172,7 +235,7 @@ def verify(out: Path) -> bool:
                 json.loads(p.read_text(encoding="utf-8"))
                 info = "valid JSON"
             else:
-                raise ValueError("unexpected extension")
+                info = _verify_rich(p, ext)
             if expect_fail:
                 print(f"  UNEXPECTED OK {rel}: {info}")
                 ok = False

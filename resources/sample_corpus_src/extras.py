@@ -179,18 +179,28 @@ managers), Elena Petrova (solar operations), Samuel Osei (legal / company secret
 ## Layout
 
 ```
-Engineering/Project-Falcon/2023, 2024   Engineering/Project-Osprey/2024   Engineering/Project-Heron/2022
+Engineering/Project-Falcon/2023, 2024   Engineering/Project-Osprey/2024 (+ Photos)   Engineering/Project-Heron/2022
 Operations/Incident-Reports/2022..2024  Operations/Procedures   Operations/Maintenance-Logs/2022..2024
 Operations/Asset-Register               Finance/Budgets/2022..2024   Finance/Reports
-HR/Policies   HR/Training   Legal/Contracts   Management/Board-Minutes/2022..2024   Intranet/HSE-Hub
-Archive/Legacy        <- deliberately awkward files (see below)
+HR/Policies   HR/Training   Legal/Contracts   Management/Board-Minutes/2022..2024
+Management/Steering-Committee           Intranet/HSE-Hub
+Archive/Legacy        <- a zip of 2019 audit papers, and deliberately awkward files (see below)
 _taxonomy/            <- a document-management-system export: term tree + per-file term assignments
 _dates.json           <- document date per file (git does not keep file modification times)
 ```
 
 Formats: PDF (multi-page, with title/author/creation-date metadata), DOCX (core properties set),
 Markdown, plain text (one legacy file is Windows-1252 encoded with CRLF line ends), CSV, JSON and an
-exported HTML intranet page.
+exported HTML intranet page. One file of each richer format shows what else the app reads:
+
+| File | Format | What it shows |
+|---|---|---|
+| `Operations/Incident-Reports/2023/IR-2023-002-Site-Memo-Ice-Fall-BR-T05-scanned.pdf` | scanned PDF: one page, an image, no text layer | OCR: the typed memo becomes searchable text |
+| `Engineering/Project-Osprey/2024/Photos/BESS-Compound-Safety-Notice.jpg` | phone photo (JPEG) of a safety notice | OCR of a photo |
+| `Operations/Asset-Register/Blade-Inspection-Results-2024.xlsx` | workbook, sheets *Brackenridge* and *Carrow Moor* | each sheet is a page, with its header row |
+| `Management/Steering-Committee/Osprey-Steering-Committee-2024-07-23.pptx` | slide deck: 5 slides, a table, speaker notes | each slide (with its notes) is a page |
+| `Operations/Incident-Reports/2024/RE-Near-miss-IR-2024-004-excavator-near-33kV-cable.eml` | mail reply with a quoted original and an attached DOCX | the attachment `IR-2024-004-Initial-Report.docx` is a child document of the mail |
+| `Archive/Legacy/Audit-Papers-2019.zip` | zipped folder: a PDF, a Markdown note and `Working-Notes/` with a text file | each member is a child document of the zip |
 
 ## Things to try
 
@@ -216,6 +226,12 @@ Then ask questions in chat; each has an answer on a specific page:
 | Why was Osprey energisation delayed? | `Management/Board-Minutes/2024/Board-Minutes-2024-09-17.md` and `IR-2024-002` (PDF) |
 | What wind speed stops tower climbing? | `HR/Policies/HS-POL-004-Working-at-Height-Policy.pdf`, page 2 |
 | Who pays for gearbox replacements? | `Legal/Contracts/Aerion-OM-Service-Agreement-Summary-2022.txt` (exclusions) |
+| How far from a running turbine must you stay in icy weather? | the scanned memo `IR-2023-002-Site-Memo-Ice-Fall-BR-T05-scanned.pdf` (150 metres; OCR) |
+| Where is the muster point for the battery compound? | `Engineering/Project-Osprey/2024/Photos/BESS-Compound-Safety-Notice.jpg` (M3, solar park main gate; OCR) |
+| What was the erosion category of BR-T12 in the 2024 inspection? | `Operations/Asset-Register/Blade-Inspection-Results-2024.xlsx`, sheet *Brackenridge* (category 4) |
+| What did the Osprey steering committee decide in July 2024? | `Management/Steering-Committee/Osprey-Steering-Committee-2024-07-23.pptx`, slide 5 and its notes (spare HVAC unit, £38,000) |
+| How close did the excavator get to the 33 kV cable? | `IR-2024-004-Initial-Report.docx`, attached to the `.eml` in `Operations/Incident-Reports/2024/` (about 400 mm) |
+| What did the 2019 height-safety audit find in BR-T08? | `Archive/Legacy/Audit-Papers-2019.zip`, member `Height-Safety-Audit-Brackenridge-2019.pdf`, page 2 (finding F-07) |
 
 Dates: every file's modification time is set to its document date (2022-2024; the archive files are
 older), so date filters such as "from 2023" work. Because git does not preserve mtimes, `_dates.json`

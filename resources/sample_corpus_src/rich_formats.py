@@ -21,7 +21,7 @@ import zipfile
 from datetime import date as D
 
 from .blocks import H1, H2, META, P, TABLE, UL, Doc, Raw, _fixed_zip, _pdf_date, docx_bytes, pdf_bytes
-from .org import (BESS_EPC, ENG, FD, HSE, MD, OSPREY_PM, RELIABILITY, SITE_A_MGR, SOLAR_LEAD)
+from .org import BESS_EPC, ENG, FD, HSE, MD, OSPREY_PM, RELIABILITY, SITE_A_MGR, SOLAR_LEAD
 
 SCANNED_MEMO = "Operations/Incident-Reports/2023/IR-2023-002-Site-Memo-Ice-Fall-BR-T05-scanned.pdf"
 NOTICE_PHOTO = "Engineering/Project-Osprey/2024/Photos/BESS-Compound-Safety-Notice.jpg"
@@ -62,7 +62,7 @@ def _jpeg(img, quality: int, dpi: int, exif=None) -> bytes:
 # ---------------------------------------------------------------------------------------------
 MEMO_HEAD = [
     ("NORTHWIND RENEWABLES LTD", "cobo", 15),
-    ("Brackenridge Wind Farm - Site Office", "cour", 12),
+    ("Brackenridge Wind Farm - Site Office", "cobo", 12),
     ("", "cour", 12),
     ("M E M O R A N D U M", "cobo", 14),
     ("", "cour", 12),
@@ -105,21 +105,21 @@ def scanned_memo() -> bytes:
         page.insert_text((72, y), text, fontname=font, fontsize=size)
         y += size * 1.45
     for key, val in MEMO_FIELDS:
-        page.insert_text((72, y), key.ljust(10) + val, fontname="cour", fontsize=12)
+        page.insert_text((72, y), key.ljust(10) + val, fontname="cobo", fontsize=12)
         y += 17.5
     page.draw_line((72, y - 6), (523, y - 6), width=0.8)
     y += 14
     for para in MEMO_BODY:
         text = " ".join(para.split())
         indent = "   " if text[:2] in ("1.", "2.", "3.", "4.") else ""
-        lines = textwrap.wrap(text, 64, subsequent_indent=indent)
+        lines = textwrap.wrap(text, 62, subsequent_indent=indent)
         for line in lines:
-            page.insert_text((72, y), line, fontname="cour", fontsize=12)
+            page.insert_text((72, y), line, fontname="cobo", fontsize=12)
             y += 17
         y += 9
     y += 16
     for line in ("G. Whitfield", "", f"{SITE_A_MGR}", "Site Manager, Brackenridge"):
-        page.insert_text((72, y), line, fontname="cour", fontsize=12)
+        page.insert_text((72, y), line, fontname="cobo", fontsize=12)
         y += 17
     # the site office's "received" stamp, a little crooked
     stamp = pymupdf.Rect(392, 44, 548, 92)
@@ -159,8 +159,8 @@ def scanned_memo() -> bytes:
 # 2. photo of a safety notice (JPEG)
 # ---------------------------------------------------------------------------------------------
 NOTICE_LINES = [  # (text, font, size, colour)
-    ("BATTERY ENERGY STORAGE COMPOUND", "hebo", 19, (0, 0, 0)),
-    ("HF-BESS-01  -  HOLLINS FLATS SOLAR PARK", "hebo", 13, (0, 0, 0)),
+    ("BATTERY ENERGY STORAGE COMPOUND", "hebo", 17, (0, 0, 0)),
+    ("HF-BESS-01 - HOLLINS FLATS SOLAR PARK", "hebo", 13, (0, 0, 0)),
     ("", "helv", 8, (0, 0, 0)),
     ("AUTHORISED PERSONS ONLY", "hebo", 16, (0, 0, 0)),
     ("No entry without a Northwind escort and a signed permit", "helv", 12, (0, 0, 0)),
@@ -170,6 +170,21 @@ NOTICE_LINES = [  # (text, font, size, colour)
     ("Call 999, then the Northwind control room on 01632 960 417", "helv", 12, (0, 0, 0)),
     ("Muster point M3: solar park main gate", "hebo", 13, (0, 0, 0)),
 ]
+
+
+NOTICE_WORD_GAP = 0.75  # em: signs are set with generous word spacing (and OCR keeps the words apart)
+
+
+def _centred_words(page, cx: float, y: float, text: str, font: str, size: float, colour) -> None:
+    import pymupdf
+
+    words = text.split()
+    widths = [pymupdf.get_text_length(w, fontname=font, fontsize=size) for w in words]
+    gap = NOTICE_WORD_GAP * size
+    x = cx - (sum(widths) + gap * (len(words) - 1)) / 2
+    for word, width in zip(words, widths):
+        page.insert_text((x, y), word, fontname=font, fontsize=size, color=colour)
+        x += width + gap
 
 
 def notice_photo() -> bytes:
@@ -189,8 +204,7 @@ def notice_photo() -> bytes:
     y = 88.0
     for text, font, size, colour in NOTICE_LINES:
         if text:
-            width = pymupdf.get_text_length(text, fontname=font, fontsize=size)
-            page.insert_text(((420 - width) / 2, y), text, fontname=font, fontsize=size, color=colour)
+            _centred_words(page, 210, y, text, font, size, colour)
         y += size * 1.42
     page.draw_rect(page.rect + (4, 4, -4, -4), color=(0.80, 0.08, 0.08), width=2.5)
     sign = _raster(page, 160).convert("RGB")
@@ -303,8 +317,10 @@ def blade_workbook() -> bytes:
     p.keywords = "blades; leading-edge erosion; inspection; drone"
     p.created = when
     p.modified = when
-    buf = io.BytesIO()
-    wb.save(buf)
+    from openpyxl.writer.excel import ExcelWriter
+
+    buf = io.BytesIO()  # not wb.save(): it stamps the modified date with the current time
+    ExcelWriter(wb, zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED)).save()
     return _fixed_zip(buf.getvalue(), when.date())
 
 
@@ -504,7 +520,7 @@ def near_miss_mail() -> bytes:
     msg["To"] = f"{SOLAR_LEAD} <{_mail(SOLAR_LEAD)}>"
     msg["Cc"] = f"{OSPREY_PM} <{_mail(OSPREY_PM)}>, Ingrid Solberg <ingrid.solberg@haldenenergy.example>"
     msg["Date"] = email.utils.format_datetime(dt.datetime(2024, 9, 4, 9, 15, 22, tzinfo=bst))
-    msg["Subject"] = "RE: Near miss IR-2024-004 - excavator near 33 kV cable, Osprey compound"
+    msg["Subject"] = "RE: Near miss IR-2024-004 - excavator near 33 kV cable"
     msg["Message-ID"] = f"<20240904091522.HSE.4471@{MAIL_DOMAIN}>"
     msg["In-Reply-To"] = f"<20240903164200.SOLAR.1187@{MAIL_DOMAIN}>"
     msg["References"] = f"<20240903164200.SOLAR.1187@{MAIL_DOMAIN}>"

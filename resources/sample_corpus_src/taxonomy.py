@@ -123,6 +123,13 @@ ASSIGNMENTS = {
     f"{BM}/2024/Board-Minutes-2024-09-17.md": ["Board Minutes", "Project Osprey", "Battery Storage"],
     # Intranet
     "Intranet/HSE-Hub/HSE-Hub-Home.html": ["Policies", "Working at Height", "Incident Management"],
+    # richer formats (rich_formats.py)
+    f"{IR}/2023/IR-2023-002-Site-Memo-Ice-Fall-BR-T05-scanned.pdf": ["Incident Management", "Brackenridge"],
+    f"{OSP}/Photos/BESS-Compound-Safety-Notice.jpg": ["Battery Storage", "Electrical Safety", "Hollins Flats"],
+    "Operations/Asset-Register/Blade-Inspection-Results-2024.xlsx": ["Blades", "Inspections", "Brackenridge", "Carrow Moor"],
+    "Management/Steering-Committee/Osprey-Steering-Committee-2024-07-23.pptx": ["Project Osprey", "Budget", "Risk Management"],
+    f"{IR}/2024/RE-Near-miss-IR-2024-004-excavator-near-33kV-cable.eml": ["Incident Management", "Electrical Safety", "Project Osprey", "Hollins Flats"],
+    "Archive/Legacy/Audit-Papers-2019.zip": ["Working at Height", "Inspections", "Brackenridge"],
 }
 
 

@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 from spar_desktop.core.library.models import File, Tag, TagSource
 from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, resources_dir, sample_corpus_dir
 from spar_desktop.ui.tasks import TaskState
+from tests.core.library.test_sample import CHILDREN
 
 SAMPLE = sample_corpus_dir()
 
@@ -40,9 +41,11 @@ def test_sample_corpus_import(qtbot, window, settings, library):
     assert datetime.fromtimestamp((copy / rel).stat().st_mtime).date() == datetime.fromisoformat(iso).date()
     with library.session() as s:
         files = s.scalar(select(func.count(File.id)))
+        top = s.scalar(select(func.count(File.id)).where(File.parent_id.is_(None)))
         outside = s.scalar(select(func.count(File.id)).where(~File.path.startswith(str(copy))))
         taxonomy = s.scalar(select(func.count(Tag.id)).where(Tag.source == TagSource.TAXONOMY))
-    assert files == result.copied and outside == 0  # only the copy, never the install dir
+    assert top == result.copied and outside == 0  # only the copy, never the install dir
+    assert files - top == len(CHILDREN)  # the members of the corpus's zip and the mail's attachment
     assert taxonomy > 0 and result.assigned > 0
     assert not window.file_panel.library_empty
     assert window.file_panel.model.total == files - result.scan.missing

@@ -9,26 +9,26 @@ undecodable bytes become U+FFFD and the document carries a warning.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import re
+from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser, BytesParser
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
-from spar_desktop.core.documents.budget import BudgetClock, ExtractionBudget, human_bytes, too_large
+from spar_desktop.core.documents.budget import ExtractionBudget, human_bytes, too_large
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.mbox import BLANK_LINES, MAX_HEADER_BYTES, MboxEntry, first_message, iter_mbox
 from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
 
-HEAD_BYTES = 8192
-MAX_HEADER_BYTES = 256 * 1024  # a header section larger than this is not a mail's
-_READ_BLOCK = 1 << 20
+if TYPE_CHECKING:
+    from spar_desktop.core.documents.outlook_msg import MsgAttachment, MsgMessage, OutlookFile
+
 _NAME_MAX = 180
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
-_BLANK = (b"\n", b"\r\n")
 
 
 @dataclass(frozen=True)
@@ -216,11 +216,11 @@ def extract_eml(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     msg = read_eml(path, budget)
     body, warnings = _eml_body(msg)
     names = [name for name, _kind, _part in eml_children(msg)]
-    meta = _eml_meta(msg)
+    meta = eml_metadata(msg)
     return _mail_document("eml", meta, header(msg, "Date"), body, names, warnings, budget)
 
 
-def _eml_meta(msg: EmailMessage) -> MailMetadata:
+def eml_metadata(msg: EmailMessage) -> MailMetadata:
     return MailMetadata(storable_text(header(msg, "Subject")) or None, storable_text(header(msg, "From")) or None,
                         header_date(msg), header_people(msg, "To"), header_people(msg, "Cc"))
 
@@ -232,7 +232,8 @@ def _mail_document(fmt: str, meta: MailMetadata, date_text: str, body: str, atta
              f"Cc: {', '.join(meta.cc)}" if meta.cc else "",
              f"Date: {date_text}" if date_text else "",
              f"Subject: {meta.title}" if meta.title else ""]
-    blocks = ["\n".join(ln for ln in lines if ln), body.replace("\r\n", "\n").strip(),
+    body = re.sub(r"\n[ \t]*\n(?:[ \t]*\n)+", "\n\n", body.replace("\r\n", "\n")).strip()
+    blocks = ["\n".join(ln for ln in lines if ln), body,
               f"Attachments: {', '.join(attachments)}" if attachments else ""]
     text = storable_text("\n\n".join(b for b in blocks if b))
     warnings = list(dict.fromkeys(warnings))
@@ -250,123 +251,38 @@ def _eml_header_meta(path: Path) -> MailMetadata:
     with open(path, "rb") as f:
         while len(head) < MAX_HEADER_BYTES:
             line = f.readline(MAX_HEADER_BYTES)
-            if not line or line in _BLANK:
+            if not line or line in BLANK_LINES:
                 break
             head += line
-    return _eml_meta(BytesHeaderParser(policy=policy.default).parsebytes(bytes(head)))
+    return eml_metadata(BytesHeaderParser(policy=policy.default).parsebytes(bytes(head)))
 
 
 # -- mbox -----------------------------------------------------------------------------------
-@dataclass
-class MboxEntry:
-    """One message of an mbox: its bytes are ``[start, end)`` of the file (the "From " line
-    and the blank line before the next one are the mbox's, not the message's)."""
+def mbox_entry_metadata(entry: MboxEntry) -> MailMetadata:
+    meta = eml_metadata(BytesHeaderParser(policy=policy.default).parsebytes(entry.header))
+    if meta.created_at is None:  # "From sender Mon Mar  4 10:15:00 2019": the delivery date
+        from email.utils import parsedate_to_datetime
 
-    index: int  # 1-based
-    start: int
-    end: int
-    from_line: bytes
-    header: bytes
-    content_hash: str
-    head: bytes
-
-    @property
-    def name(self) -> str:
-        return f"message-{self.index:05d}.eml"
-
-    @property
-    def size(self) -> int:
-        return self.end - self.start
-
-    def metadata(self) -> MailMetadata:
-        msg = BytesHeaderParser(policy=policy.default).parsebytes(self.header)
-        meta = _eml_meta(msg)
-        if meta.created_at is None:  # "From sender Mon Mar  4 10:15:00 2019": the delivery date
-            from email.utils import parsedate_to_datetime
-
-            try:
-                parts = self.from_line.decode("ascii", "replace").split(None, 2)
-                return MailMetadata(meta.title, meta.author, naive_utc(parsedate_to_datetime(parts[2].strip())),
-                                    meta.to, meta.cc)
-            except (IndexError, TypeError, ValueError):
-                pass
-        return meta
-
-
-class _MessageSink:
-    def __init__(self, index: int, start: int, from_line: bytes) -> None:
-        self.entry = MboxEntry(index, start, start, from_line, b"", "", b"")
-        self.hasher = hashlib.blake2b(digest_size=20)
-        self.head = bytearray()
-        self.header = bytearray()
-        self.in_header = True
-
-    def feed(self, data: bytes, whole_line: bool) -> None:
-        self.hasher.update(data)
-        self.entry.end += len(data)
-        if len(self.head) < HEAD_BYTES:
-            self.head += data[:HEAD_BYTES - len(self.head)]
-        if self.in_header:
-            if (whole_line and data in _BLANK) or len(self.header) > MAX_HEADER_BYTES:
-                self.in_header = False
-            else:
-                self.header += data
-
-    def done(self) -> MboxEntry:
-        e = self.entry
-        e.header, e.head = bytes(self.header), bytes(self.head)
-        e.content_hash = "b2:" + self.hasher.hexdigest() if e.size else "b2:empty"
-        return e
-
-
-def iter_mbox(path: Path, clock: Optional[BudgetClock] = None) -> Iterator[MboxEntry]:
-    """The messages of an mbox, streamed line by line (memory: one line and one header block)."""
-    with open(path, "rb") as f:
-        pos, at_start, in_from, pending = 0, True, False, b""
-        sink: Optional[_MessageSink] = None
-        index, lines = 0, 0
-        while line := f.readline(_READ_BLOCK):
-            is_line, at_start = at_start, line.endswith(b"\n")
-            pos += len(line)
-            lines += 1
-            if clock is not None and lines % 4096 == 0:
-                clock.check()
-            if is_line and line.startswith(b"From "):
-                if sink is not None:
-                    yield sink.done()
-                index += 1
-                sink, pending, in_from = _MessageSink(index, pos, line), b"", not at_start
-            elif in_from:  # the rest of an over-long "From " line
-                sink.entry.start = sink.entry.end = pos
-                in_from = not at_start
-            elif sink is None:
-                if line.strip():
-                    raise ExtractionError('not a mailbox file (it does not start with a "From " line)')
-            else:
-                if pending:
-                    sink.feed(pending, True)
-                    pending = b""
-                if is_line and line in _BLANK:
-                    pending = line  # held back: the blank line before a "From " line is the mbox's
-                else:
-                    sink.feed(line, is_line)
-        if sink is not None:
-            yield sink.done()
+        try:
+            date = naive_utc(parsedate_to_datetime(entry.from_line.decode("ascii", "replace").split(None, 2)[2]))
+            return MailMetadata(meta.title, meta.author, date, meta.to, meta.cc)
+        except (IndexError, TypeError, ValueError):
+            pass
+    return meta
 
 
 def extract_mbox(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     clock = budget.clock()
     lines: list[str] = []
     warnings: list[str] = []
-    count = 0
-    for entry in iter_mbox(path, clock):
-        count += 1
-        if count > budget.max_members:
-            warnings.append(f"only the first {budget.max_members:,} messages are listed")
-            break
-        meta = entry.metadata()
-        date = meta.created_at.strftime("%Y-%m-%d %H:%M") if meta.created_at else "(no date)"
-        lines.append(f"{date} — {meta.author or '(no sender)'} — {meta.title or '(no subject)'}")
+    with closing(iter_mbox(path, clock)) as entries:
+        for entry in entries:
+            if len(lines) >= budget.max_members:
+                warnings.append(f"only the first {budget.max_members:,} messages are listed")
+                break
+            meta = mbox_entry_metadata(entry)
+            date = meta.created_at.strftime("%Y-%m-%d %H:%M") if meta.created_at else "(no date)"
+            lines.append(f"{date} — {meta.author or '(no sender)'} — {meta.title or '(no subject)'}")
     if not lines:
         return ExtractedDocument((), "mbox", None, tuple(warnings), "mailbox holds no messages")
     head = f"Mailbox {path.name}: {len(lines):,} message{'s' if len(lines) != 1 else ''}"
@@ -378,7 +294,7 @@ def extract_mbox(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
 
 
 # -- .msg -----------------------------------------------------------------------------------
-def msg_child_name(of, att) -> str:
+def msg_child_name(of: "OutlookFile", att: "MsgAttachment") -> str:
     """The child name of a .msg attachment: an attached message becomes "<subject>.eml"."""
     if att.kind == "message":
         try:
@@ -389,7 +305,7 @@ def msg_child_name(of, att) -> str:
     return safe_file_name(att.name)
 
 
-def msg_children(of, msg) -> list[tuple[str, object]]:
+def msg_children(of: "OutlookFile", msg: "MsgMessage") -> list[tuple[str, "MsgAttachment"]]:
     seen: set[str] = set()
     return [(unique_name(msg_child_name(of, a), seen), a) for a in msg.attachments]
 
@@ -409,12 +325,14 @@ def extract_msg(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
 
             body = html_to_text(msg.html)[1]
         names = [name for name, _att in msg_children(of, msg)]
-    meta = _msg_meta(msg)
+    warnings = ["the message body is stored only as rich text (RTF), which is not read"] \
+        if not body.strip() and msg.has_rtf else []
+    meta = msg_metadata(msg)
     date_text = format_datetime(msg.date.replace(tzinfo=timezone.utc)) if msg.date else ""
-    return _mail_document("msg", meta, date_text, body, names, [], budget)
+    return _mail_document("msg", meta, date_text, body, names, warnings, budget)
 
 
-def _msg_meta(msg) -> MailMetadata:
+def msg_metadata(msg: "MsgMessage") -> MailMetadata:
     return MailMetadata(storable_text(msg.subject) or None, storable_text(msg.sender) or None, msg.date,
                         tuple(storable_text(p) for p in msg.to), tuple(storable_text(p) for p in msg.cc))
 
@@ -429,8 +347,8 @@ def mail_metadata(path: Path, fmt: str, budget: ExtractionBudget) -> MailMetadat
         from spar_desktop.core.documents.outlook_msg import OutlookFile
 
         with OutlookFile(path, budget) as of:
-            return _msg_meta(of.message(full=False))
+            return msg_metadata(of.message(full=False))
     if fmt == "mbox":
-        first = next(iter_mbox(path, budget.clock()), None)
-        return MailMetadata(None, None, first.metadata().created_at if first else None)
+        first = first_message(path)
+        return MailMetadata(None, None, mbox_entry_metadata(first).created_at if first else None)
     raise ExtractionError(f"not a mail file format: {fmt}")

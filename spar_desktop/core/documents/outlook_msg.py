@@ -30,7 +30,7 @@ PR_CLIENT_SUBMIT_TIME, PR_DELIVERY_TIME, PR_CREATION_TIME = 0x0039, 0x0E06, 0x30
 PR_SENDER_NAME, PR_SENDER_EMAIL, PR_SENDER_SMTP = 0x0C1A, 0x0C1F, 0x5D01
 PR_REPRESENTING_NAME, PR_REPRESENTING_EMAIL = 0x0042, 0x0065
 PR_DISPLAY_TO, PR_DISPLAY_CC = 0x0E04, 0x0E03
-PR_BODY, PR_HTML = 0x1000, 0x1013
+PR_BODY, PR_HTML, PR_RTF_COMPRESSED = 0x1000, 0x1013, 0x1009
 PR_RECIPIENT_TYPE, PR_DISPLAY_NAME, PR_EMAIL_ADDRESS, PR_SMTP_ADDRESS = 0x0C15, 0x3001, 0x3003, 0x39FE
 PR_ATTACH_METHOD, PR_ATTACH_DATA, PR_ATTACH_FILENAME = 0x3705, 0x3701, 0x3704
 PR_ATTACH_LONG_FILENAME, PR_ATTACH_MIME_TAG = 0x3707, 0x370E
@@ -59,6 +59,7 @@ class MsgMessage:
     date: Optional[datetime] = None  # naive UTC
     body: Optional[str] = None
     html: Optional[bytes] = None
+    has_rtf: bool = False  # a compressed-RTF body (not read: only its plain or HTML forms are)
     message_class: str = ""
     attachments: list[MsgAttachment] = field(default_factory=list)
 
@@ -177,6 +178,7 @@ class OutlookFile:
         if msg.html is None:
             html = self._text(storage, PR_HTML, cp)
             msg.html = html.encode("utf-8") if html else None
+        msg.has_rtf = self.ole.exists(self._path(storage, f"__substg1.0_{PR_RTF_COMPRESSED:04X}{PT_BINARY:04X}"))
         msg.attachments = [self._attachment(a, cp) for a in self._children(storage, "__attach_version1.0_#")]
         return msg
 
