@@ -40,6 +40,7 @@ class ChildSync:
     updated: list[tuple[int, dict]] = field(default_factory=list)
     removed: int = 0
     problems: list[tuple[str, str]] = field(default_factory=list)  # (path, message)
+    unreadable: Optional[str] = None  # the container itself could not be listed: its status says why
 
 
 def descendants_prefix(path: str) -> str:
@@ -99,11 +100,14 @@ def sync_children(s: Session, container_id: int, container: dict, real_path: str
         items, notes = list_container(real_path, container["format"], budget)
     except ExtractionError as exc:
         items, notes = [], []
-        sync.problems.append((container["path"], exc.message))
+        sync.unreadable = exc.message
     except Exception as exc:  # noqa: BLE001 - one broken container must not stop a scan
         log.warning("listing %s failed", real_path, exc_info=True)
         items, notes = [], []
-        sync.problems.append((container["path"], f"could not list its contents ({type(exc).__name__})"))
+        sync.unreadable = f"could not list its contents ({type(exc).__name__})"
+    if sync.unreadable:
+        s.execute(update(File).where(File.id == container_id).values(status=FileStatus.ERROR, error=sync.unreadable))
+        sync.problems.append((container["path"], sync.unreadable))
     for note in notes:
         sync.problems.append((container["path"], note))
     id_of = {container["path"]: container_id}

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from spar_desktop.core.documents import extract, extract_text_string
+from spar_desktop.core.documents import ExtractionError, extract, extract_text_string
 from spar_desktop.core.documents.extract_structured import MAX_DEPTH, flatten
 
 
@@ -149,8 +149,10 @@ def test_format_override_and_unsupported_format(tmp_path):
     path.write_text("a,b\n1,2\n")
     assert extract(path, format="csv").text == "a: 1; b: 2"
     assert extract(path, format="txt").text == "a,b\n1,2"
-    sheet = extract(path, format="xlsx")
-    assert sheet.pages == () and "unsupported" in sheet.no_text_reason
+    with pytest.raises(ExtractionError, match="not a valid Excel file"):  # text forced as a workbook
+        extract(path, format="xlsx")
+    other = extract(path, format="7z")
+    assert other.pages == () and "unsupported" in other.no_text_reason
 
 
 def test_missing_file_raises(tmp_path):
