@@ -5,11 +5,13 @@ LibreOffice when installed (it keeps slides, tables and headings: the result is 
 and PPTX readers), else the small text dumpers antiword/catdoc/catppt. Each runs on a private copy
 of the file in a temporary folder (LibreOffice would leave a lock file next to the original), with
 the per-file time limit and a cap on its output. Old shares also hold many ".doc" files that are
-really RTF, HTML or plain text: those are read as what they are.
+really RTF, HTML or plain text, and ".xls" files that old exporters wrote as HTML tables, delimited
+text or XML Spreadsheet 2003: those are read as what they are.
 """
 
 from __future__ import annotations
 
+import csv
 import os
 import shutil
 import signal
@@ -18,11 +20,15 @@ import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Any, Optional
+from xml.etree import ElementTree as ET
 
 from spar_desktop.core.documents.budget import SETTINGS_HINT, BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
+
+if TYPE_CHECKING:
+    from spar_desktop.core.documents.extract_sheets import SheetBook
 
 OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _WORD_ENCRYPTED = 0x0100  # FIB flags word at offset 10: fEncrypted
@@ -285,3 +291,129 @@ def _kill(proc: subprocess.Popen) -> None:
             proc.kill()
     except (ProcessLookupError, PermissionError, OSError):
         pass
+
+
+# ------------------------------------------------------- '.xls' exports that are not workbooks
+
+
+def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> ExtractedDocument:
+    """An '.xls' that is HTML, XML Spreadsheet 2003 or delimited text (``head``: its first bytes),
+    read into the same rows as a workbook."""
+    from spar_desktop.core.documents.extract_sheets import SheetBook, read_rows
+
+    lead = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2048].lower()
+    book = SheetBook("xls", budget)
+    if lead.startswith(b"<?xml") and b"urn:schemas-microsoft-com:office:spreadsheet" in head:
+        _spreadsheet_2003(path, book)
+        return book.document(None, ["an XML Spreadsheet 2003 saved with an .xls name"])
+    if b"<html" in lead or b"<table" in lead or lead.startswith(b"<!doctype"):
+        return _html_tables(path, book)
+    from spar_desktop.core.documents.extract_structured import _delimiter
+    from spar_desktop.core.documents.textio import open_text, sniff_file_encoding
+
+    encoding, warning = sniff_file_encoding(path)
+    with open_text(path, encoding, newline="") as f:
+        delimiter = _delimiter(f.read(64 * 1024), "tsv")  # Excel's text export is tab-separated
+        f.seek(0)
+        read_rows(book, book.sheet(1, path.stem), enumerate(csv.reader(f, delimiter=delimiter), 1))
+    notes = ["a delimited text file saved with an .xls name"] + ([warning] if warning else [])
+    return book.document(None, notes)
+
+
+def _html_tables(path: Path, book: "SheetBook") -> ExtractedDocument:
+    from bs4 import BeautifulSoup  # lazy, as in extract_text
+
+    from spar_desktop.core.documents.extract_sheets import read_rows, with_note
+    from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html
+
+    note = "an HTML table saved with an .xls name"
+    with open(path, "rb") as f:
+        data = f.read(MAX_MARKUP_BYTES)
+    soup = BeautifulSoup(data, "lxml")
+    del data
+    tables = [t for t in soup.find_all("table") if t.find_parent("table") is None]
+    if not tables:
+        return with_note(extract_html(path, book.budget.max_chars), note.replace("an HTML table", "a web page"), "xls")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    for index, table in enumerate(tables, 1):
+        caption = table.find("caption")
+        name = caption.get_text(" ", strip=True) if caption else (title if len(tables) == 1 and title else f"Table {index}")
+        rows = enumerate((_html_cells(tr) for tr in table.find_all("tr") if tr.find_parent("table") is table), 1)
+        read_rows(book, book.sheet(index, name), rows)
+    return book.document(title, [note])
+
+
+def _html_cells(tr) -> list[str]:
+    """Cell texts; a cell spanning columns holds its value in the first, like a merged cell."""
+    cells: list[str] = []
+    for cell in tr.find_all(("td", "th"), recursive=False):
+        cells.append(cell.get_text(" ", strip=True))
+        try:
+            span = max(1, min(int(cell.get("colspan", 1)), 100))
+        except (TypeError, ValueError):
+            span = 1
+        cells.extend([""] * (span - 1))
+    return cells
+
+
+_SS = "{urn:schemas-microsoft-com:office:spreadsheet}"
+
+
+def _spreadsheet_2003(path: Path, book: "SheetBook") -> None:
+    """Excel's 2003 XML format: Worksheet > Table > Row > Cell > Data, with 1-based ss:Index
+    attributes skipping empty rows and cells."""
+    index, sheet, row_no = 0, None, 0
+    try:
+        for event, elem in ET.iterparse(str(path), events=("start", "end")):
+            if event == "start":
+                if elem.tag == f"{_SS}Worksheet":
+                    index += 1
+                    sheet, row_no = book.sheet(index, elem.get(f"{_SS}Name") or f"Sheet{index}"), 0
+                    if sheet is None:
+                        return
+                continue
+            if elem.tag == f"{_SS}Row" and sheet is not None:
+                row_no = _index(elem, row_no + 1)
+                if not sheet.add(row_no, _ss_cells(elem, book.budget.max_columns)):
+                    sheet.close()
+                    return
+                elem.clear()
+            elif elem.tag == f"{_SS}Worksheet" and sheet is not None:
+                sheet.close()
+                sheet = None
+                elem.clear()
+    except ET.ParseError as exc:
+        if sheet is not None and sheet.paragraphs:
+            sheet.close()
+            book.warnings.append("the file is damaged: only its first rows were read")
+        elif not book.pages:
+            raise ExtractionError("corrupt spreadsheet: its content is damaged or incomplete") from exc
+
+
+def _index(elem: ET.Element, default: int) -> int:
+    """ss:Index (1-based), or ``default`` when absent or not a number."""
+    value = elem.get(f"{_SS}Index") or ""
+    return int(value) if value.isdigit() and int(value) > 0 else default
+
+
+def _ss_cells(row: ET.Element, max_columns: int) -> list[Any]:
+    from spar_desktop.core.documents.extract_sheets import cell_text, iso_text
+
+    values: list[Any] = []
+    for cell in row.iter(f"{_SS}Cell"):
+        at = _index(cell, len(values) + 1) - 1
+        if at >= max_columns + 1:  # one past the limit, so the sheet still warns that it cut columns
+            break
+        values.extend([None] * (at - len(values)))
+        data = cell.find(f"{_SS}Data")
+        text = "".join(data.itertext()) if data is not None else ""
+        kind = data.get(f"{_SS}Type") if data is not None else None
+        if kind == "Number":
+            try:
+                text = cell_text(float(text))
+            except ValueError:
+                pass
+        elif kind == "DateTime":
+            text = iso_text(text)
+        values.append(text)
+    return values

@@ -3,23 +3,25 @@
 One sheet is one page (page number = the sheet's position in the workbook). Each data row is a
 paragraph of its own, "Row 12 — Sample: BR-T12; Erosion category: 3", so a question about one
 value finds the row with the names of its columns wherever the chunker cuts. Workbooks are
-streamed row by row (openpyxl read-only, ODS content.xml through iterparse) and stop at the
+streamed row by row (XLSX sheet XML through expat, ODS content.xml through iterparse) and stop at the
 budget's row, column, sheet, character and time limits with a warning.
 
 Old exporters often wrote HTML tables, delimited text or "XML Spreadsheet 2003" under an .xls
-name; those are read as what they are.
+name; extract_legacy reads those as what they are.
 """
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
-import io
 import os
+import posixpath
+import re
 import zipfile
+import zlib
 from pathlib import Path
-from typing import Any, Iterable, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 from xml.etree import ElementTree as ET
+from xml.parsers import expat
 
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget, human_bytes, too_large
 from spar_desktop.core.documents.errors import ExtractionError
@@ -58,7 +60,9 @@ def cell_text(value: Any) -> str:
         if value.time() == dt.time(0):
             return value.date().isoformat()
         return value.isoformat(sep=" ", timespec="seconds" if value.second else "minutes")
-    if isinstance(value, (dt.date, dt.time)):
+    if isinstance(value, dt.time):
+        return value.isoformat(timespec="seconds" if value.second else "minutes")
+    if isinstance(value, dt.date):
         return value.isoformat()
     return one_line(str(value))
 
@@ -66,7 +70,7 @@ def cell_text(value: Any) -> str:
 # ------------------------------------------------------------------------- rows -> page text
 
 
-class _Book:
+class SheetBook:
     """Collects sheets as pages, sharing the per-file limits between them."""
 
     def __init__(self, fmt: str, budget: ExtractionBudget) -> None:
@@ -103,7 +107,7 @@ class _Book:
 class _Sheet:
     """One sheet's text: 'Sheet: name', its column names, then one paragraph per row."""
 
-    def __init__(self, book: _Book, index: int, name: str) -> None:
+    def __init__(self, book: SheetBook, index: int, name: str) -> None:
         self.book, self.index, self.name = book, index, one_line(name) or f"Sheet{index}"
         self.paragraphs: list[str] = []
         self.header: Optional[list[str]] = None
@@ -158,6 +162,8 @@ class _Sheet:
         return f"Row {row_no} — " + "; ".join(parts)
 
     def _emit(self, text: str) -> bool:
+        if not self.paragraphs:
+            text = f"Sheet: {self.name}\n{text}"  # counted against max_chars like the rows
         text = self.book.chars.take(text)
         if text:
             self.paragraphs.append(text)
@@ -176,16 +182,16 @@ class _Sheet:
         if self.pending:
             self._set_header(self.pending[1])
         if self.paragraphs:
-            self.book.pages.append(PageText(self.index, f"Sheet: {self.name}\n" + "\n\n".join(self.paragraphs)))
+            self.book.pages.append(PageText(self.index, "\n\n".join(self.paragraphs)))
 
 
-def _read_rows(book: _Book, sheet: Optional[_Sheet], rows: Iterable[Sequence[Any]], first: int = 1) -> None:
-    """Feed ``rows`` (numbered from ``first``) to ``sheet``; a sheet damaged half-way keeps the
-    rows read before the damage, with a warning."""
+def read_rows(book: SheetBook, sheet: Optional[_Sheet], rows: Iterable[tuple[int, Sequence[Any]]]) -> None:
+    """Feed numbered ``rows`` to ``sheet``; a sheet damaged half-way keeps the rows read before
+    the damage, with a warning."""
     if sheet is None:
         return
     try:
-        for row_no, values in enumerate(rows, first):
+        for row_no, values in rows:
             if not sheet.add(row_no, values):
                 break
     except (BudgetExceeded, MemoryError):
@@ -201,14 +207,23 @@ def _corrupt(exc: BaseException) -> ExtractionError:
     """A library's error about a broken file, in words a person can act on."""
     if isinstance(exc, ExtractionError):
         return exc
-    if isinstance(exc, zipfile.BadZipFile):
+    if isinstance(exc, (zipfile.BadZipFile, zlib.error, EOFError)):
         return ExtractionError("corrupt spreadsheet: the file is damaged or incomplete")
     if isinstance(exc, KeyError):
         return ExtractionError("corrupt spreadsheet: parts of the workbook are missing")
+    if isinstance(exc, (expat.ExpatError, ET.ParseError)):
+        return ExtractionError("corrupt spreadsheet: its content is damaged or incomplete")
     return ExtractionError("corrupt spreadsheet: the workbook could not be opened (damaged or not an Excel file)")
 
 
 # -------------------------------------------------------------------------------------- XLSX
+# Read with expat straight from the zip, not with openpyxl: its read-only loader parses every
+# sheet that lacks a <dimension> (files from openpyxl and many exporters) to its end before the
+# first row is returned, beyond the reach of the time limit, and builds objects per cell.
+
+_BUILTIN_DATES = {*range(14, 23), *range(27, 37), *range(45, 48), *range(50, 59)}
+_FORMAT_NOISE = re.compile(r'"[^"]*"|\[[^\]]*\]|\\.|_.|\*.')  # quoted text, [Red]/[$-409], escapes
+_READ_BLOCK = 1 << 16
 
 
 def extract_xlsx(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
@@ -219,48 +234,253 @@ def extract_xlsx(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
         raise ExtractionError("spreadsheet is password-protected")
     if kind == "xls":
         doc = extract_xls(path, budget)
-        return _with_note(doc, "an old-format .xls workbook saved with an .xlsx name")
+        return with_note(doc, "an old-format .xls workbook saved with an .xlsx name")
     if kind:
         raise ExtractionError("corrupt spreadsheet: not an Excel workbook")
-    _check_xlsx_zip(path, budget)
-    import openpyxl  # lazy: only spreadsheets need it
-
-    try:
-        wb = openpyxl.load_workbook(path, read_only=True, data_only=True, keep_links=False)
-    except Exception as exc:
-        raise _corrupt(exc) from exc
-    try:
-        book = _Book("xlsx", budget)
-        for index, name in enumerate(wb.sheetnames, 1):
-            ws = wb[name]
-            if not hasattr(ws, "reset_dimensions"):
-                continue  # a chart sheet: no cells
-            # The stated size is often wrong (some writers always say A1): read each row as wide
-            # as its own last cell instead of padding or cutting to it.
-            ws.reset_dimensions()
-            sheet = book.sheet(index, name)
-            if sheet is None:
-                break
-            _read_rows(book, sheet, ws.iter_rows(min_row=1, min_col=1, values_only=True))
-        return book.document(wb.properties.title if wb.properties else None)
-    finally:
-        wb.close()
-
-
-def _check_xlsx_zip(path: Path, budget: ExtractionBudget) -> None:
+    book = SheetBook("xlsx", budget)
     try:
         with zipfile.ZipFile(path) as zf:
-            names = {i.filename: i for i in zf.infolist()}
+            infos = {i.filename: i for i in zf.infolist()}
+            if "xl/workbook.xml" not in infos:
+                raise ExtractionError("corrupt spreadsheet: the file holds no workbook")
+            sheets, date1904 = _xlsx_workbook(zf)
+            strings = _xlsx_strings(zf, infos.get("xl/sharedStrings.xml"), book)
+            dates = _xlsx_date_styles(zf, infos.get("xl/styles.xml"))
+            for index, (name, part) in enumerate(sheets, 1):
+                if part not in infos:
+                    continue  # a chart sheet, or a sheet the file lost
+                sheet = book.sheet(index, name)
+                if sheet is None:
+                    break
+                with zf.open(part) as stream:
+                    parser = _SheetParser(strings, dates, date1904, budget.max_columns)
+                    read_rows(book, sheet, parser.rows(stream))
+                    if parser.wide:
+                        sheet._warn_wide()
+            title = _xlsx_title(zf, infos.get("docProps/core.xml"))
     except zipfile.BadZipFile as exc:
         raise ExtractionError("corrupt spreadsheet: not a valid Excel file") from exc
-    if "xl/workbook.xml" not in names:
-        raise ExtractionError("corrupt spreadsheet: the file holds no workbook")
-    strings = names.get("xl/sharedStrings.xml")  # loaded whole by openpyxl: bound it
-    if strings and strings.file_size > budget.max_inflated_bytes:
-        raise too_large("unpacked cell text", human_bytes(strings.file_size), human_bytes(budget.max_inflated_bytes))
+    except (KeyError, zlib.error, EOFError, expat.ExpatError, ET.ParseError) as exc:
+        raise _corrupt(exc) from exc
+    return book.document(title)
 
 
-def _with_note(doc: ExtractedDocument, note: str, fmt: Optional[str] = None) -> ExtractedDocument:
+def _xlsx_workbook(zf: zipfile.ZipFile) -> tuple[list[tuple[str, str]], bool]:
+    """[(sheet name, zip part)] in tab order, and whether dates count from 1904 (old Mac Excel)."""
+    root = ET.fromstring(zf.read("xl/workbook.xml"))
+    targets: dict[str, str] = {}
+    if "xl/_rels/workbook.xml.rels" in zf.namelist():
+        for rel in ET.fromstring(zf.read("xl/_rels/workbook.xml.rels")):
+            if rel.get("Type", "").endswith("/worksheet"):
+                target = rel.get("Target", "")
+                part = target.lstrip("/") if target.startswith("/") else posixpath.normpath(f"xl/{target}")
+                targets[rel.get("Id", "")] = part
+    sheets, date1904 = [], False
+    for el in root.iter():
+        tag = _local(el.tag)
+        if tag == "workbookPr":
+            date1904 = el.get("date1904", "").lower() in ("1", "true")
+        elif tag == "sheet":
+            rid = next((v for k, v in el.attrib.items() if k.endswith("}id")), "")
+            sheets.append((el.get("name") or f"Sheet{len(sheets) + 1}", targets.get(rid, "")))
+    return sheets, date1904
+
+
+def _xlsx_strings(zf: zipfile.ZipFile, info: Optional[zipfile.ZipInfo], book: SheetBook) -> list[str]:
+    """The shared string table (held whole: cells point into it), bounded by the unpack limit."""
+    budget = book.budget
+    if info is None:
+        return []
+    if info.file_size > budget.max_inflated_bytes:
+        raise too_large("unpacked cell text", human_bytes(info.file_size), human_bytes(budget.max_inflated_bytes))
+    strings: list[str] = []
+    parts: list[str] = []
+    state = {"collect": False, "phonetic": 0}
+    names = _Names()
+
+    def start(name: str, attrs: dict) -> None:
+        tag = names[name]
+        if tag == "si":
+            parts.clear()
+        elif tag == "rPh":
+            state["phonetic"] += 1  # Japanese reading hints: not part of the text
+        elif tag == "t" and not state["phonetic"]:
+            state["collect"] = True
+
+    def end(name: str) -> None:
+        tag = names[name]
+        if tag == "si":
+            strings.append("".join(parts))
+        elif tag == "rPh":
+            state["phonetic"] -= 1
+        elif tag == "t":
+            state["collect"] = False
+
+    def text(data: str) -> None:
+        if state["collect"]:
+            parts.append(data)
+
+    parser = _expat(start, end, text)
+    with zf.open(info) as stream:
+        while block := stream.read(_READ_BLOCK):
+            parser.Parse(block, False)
+            book.clock.check()
+    parser.Parse(b"", True)
+    return strings
+
+
+def _xlsx_date_styles(zf: zipfile.ZipFile, info: Optional[zipfile.ZipInfo]) -> frozenset[int]:
+    """Indexes of cell styles that show numbers as dates or times."""
+    if info is None or info.file_size > 64 * 1024 * 1024:
+        return frozenset()
+    root = ET.fromstring(zf.read(info))
+    custom = {el.get("numFmtId"): el.get("formatCode", "") for el in root.iter() if _local(el.tag) == "numFmt"}
+    xfs = next((el for el in root if _local(el.tag) == "cellXfs"), None)
+    dates = set()
+    for index, xf in enumerate(xfs if xfs is not None else ()):
+        fmt = xf.get("numFmtId", "0")
+        if (fmt.isdigit() and int(fmt) in _BUILTIN_DATES) or (fmt in custom and _is_date_format(custom[fmt])):
+            dates.add(index)
+    return frozenset(dates)
+
+
+def _is_date_format(code: str) -> bool:
+    if re.search(r"\[(h+|m+|s+)\]", code, re.I):
+        return False  # elapsed time ([h]:mm): a duration, left as a number
+    return bool(re.search(r"[dmyhs]", _FORMAT_NOISE.sub("", code), re.I))
+
+
+def _xlsx_title(zf: zipfile.ZipFile, info: Optional[zipfile.ZipInfo]) -> Optional[str]:
+    if info is None or info.file_size > 4 * 1024 * 1024:
+        return None
+    root = ET.fromstring(zf.read(info))
+    return next((one_line(el.text or "") for el in root if _local(el.tag) == "title"), None)
+
+
+def _local(tag: str) -> str:
+    """'{ns}c' (ElementTree) or 'x:c' (expat without namespaces: prefixes vary by writer) -> 'c'."""
+    return tag.rpartition("}")[2].rpartition(":")[2]
+
+
+class _Names(dict):
+    """Local names of the element names met so far: a dict lookup per element, not a split."""
+
+    def __missing__(self, name: str) -> str:
+        self[name] = _local(name)
+        return self[name]
+
+
+def _expat(start, end, text) -> "expat.XMLParserType":
+    parser = expat.ParserCreate()
+    parser.buffer_text = True
+    parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
+    return parser
+
+
+class _SheetParser:
+    """One worksheet's rows, streamed with expat: no element tree, memory of one row at a time."""
+
+    def __init__(self, strings: list[str], dates: frozenset[int], date1904: bool, max_columns: int) -> None:
+        self.strings, self.dates, self.date1904, self.max_columns = strings, dates, date1904, max_columns
+        self.done: list[tuple[int, list[Any]]] = []
+        self.row_no, self.values, self.next_col, self.wide = 0, [], 0, False
+        self.col, self.kind, self.style, self.text, self.collect = 0, None, 0, [], False
+        self.names = _Names()
+
+    def rows(self, stream) -> Iterator[tuple[int, list[Any]]]:
+        parser = _expat(self._start, self._end, self._chars)
+        while block := stream.read(_READ_BLOCK):
+            parser.Parse(block, False)
+            yield from self.done
+            self.done.clear()
+        parser.Parse(b"", True)
+        yield from self.done
+
+    def _start(self, name: str, attrs: dict) -> None:
+        tag = self.names[name]
+        if tag == "c":
+            ref = attrs.get("r")
+            self.col = _column_index(ref) if ref else self.next_col
+            self.kind, self.style, self.text = attrs.get("t"), int(attrs.get("s") or 0), []
+        elif tag == "v" or (tag == "t" and self.kind == "inlineStr"):
+            self.collect = True
+        elif tag == "row":
+            ref = attrs.get("r")
+            self.row_no = int(ref) if ref and ref.isdigit() else self.row_no + 1
+            self.values, self.next_col = [], 0
+        elif tag == "rPh":
+            self.kind = "phonetic"  # an inline string's reading hints: stop collecting
+
+    def _end(self, name: str) -> None:
+        tag = self.names[name]
+        if tag in ("v", "t"):
+            self.collect = False
+        elif tag == "c":
+            self.next_col = self.col + 1
+            if not self.text:
+                return
+            if self.col >= self.max_columns:
+                self.wide = True
+                return
+            self.values.extend([None] * (self.col - len(self.values)))
+            self.values.append(self._value("".join(self.text)))
+        elif tag == "row":
+            self.done.append((self.row_no, self.values))
+
+    def _chars(self, data: str) -> None:
+        if self.collect:
+            self.text.append(data)
+
+    def _value(self, raw: str) -> Any:
+        kind = self.kind
+        if kind == "s":
+            return self.strings[int(raw)] if raw.isdigit() and int(raw) < len(self.strings) else None
+        if kind in ("inlineStr", "str", "phonetic", "e"):
+            return raw
+        if kind == "b":
+            return raw.strip() in ("1", "true")
+        if kind == "d":
+            return iso_text(raw)
+        try:
+            number = float(raw)
+        except ValueError:
+            return raw
+        if self.style in self.dates:
+            return _excel_date(number, self.date1904)
+        return number
+
+
+def _column_index(ref: str) -> int:
+    """'B12' -> 1."""
+    if len(ref) > 1 and ref[1].isdigit() and "A" <= ref[0] <= "Z":
+        return ord(ref[0]) - 65  # the usual one-letter column, quickly
+    n = 0
+    for ch in ref:
+        if "A" <= ch <= "Z":
+            n = n * 26 + ord(ch) - 64
+        elif "a" <= ch <= "z":
+            n = n * 26 + ord(ch) - 96
+        else:
+            break
+    return max(n - 1, 0)
+
+
+def _excel_date(serial: float, date1904: bool) -> Any:
+    """An Excel day number as a date, datetime or time of day."""
+    if not 0 <= serial < 2_958_466:  # past 9999-12-31: not a date after all
+        return serial
+    if serial < 1:  # a time of day
+        return (dt.datetime(2000, 1, 1) + dt.timedelta(seconds=round(serial * 86400))).time()
+    if date1904:
+        base = dt.datetime(1904, 1, 1)
+    else:
+        base = dt.datetime(1899, 12, 30)
+        if serial < 60:
+            serial += 1  # Excel counts a 29 February 1900 that never was
+    return base + dt.timedelta(seconds=round(serial * 86400))
+
+
+def with_note(doc: ExtractedDocument, note: str, fmt: Optional[str] = None) -> ExtractedDocument:
     return ExtractedDocument(doc.pages, fmt or doc.format, doc.title, (note,) + doc.warnings, doc.no_text_reason)
 
 
@@ -271,9 +491,11 @@ def extract_xls(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     with open(path, "rb") as f:
         head = f.read(8192)
     if head.startswith(b"PK\x03\x04"):
-        return _with_note(extract_xlsx(path, budget), "an .xlsx workbook saved with an .xls name", "xls")
+        return with_note(extract_xlsx(path, budget), "an .xlsx workbook saved with an .xls name", "xls")
     if not head.startswith(b"\xd0\xcf\x11\xe0") and _is_text(head):
-        return _xls_text(path, budget, head)
+        from spar_desktop.core.documents.extract_legacy import read_xls_export
+
+        return read_xls_export(path, budget, head)
     return _xls_biff(path, budget)
 
 
@@ -296,7 +518,7 @@ def _xls_biff(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     except Exception as exc:
         raise _corrupt(exc) from exc
     try:
-        book = _Book("xls", budget)
+        book = SheetBook("xls", budget)
         for index in range(wb.nsheets):
             sheet = book.sheet(index + 1, wb.sheet_names()[index])
             if sheet is None:
@@ -308,8 +530,8 @@ def _xls_biff(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
             width = min(sh.ncols, budget.max_columns)
             if sh.ncols > width:
                 sheet._warn_wide()
-            rows = (_xls_row(wb, sh, r, width) for r in range(sh.nrows))
-            _read_rows(book, sheet, rows)
+            rows = ((r + 1, _xls_row(wb, sh, r, width)) for r in range(sh.nrows))
+            read_rows(book, sheet, rows)
             wb.unload_sheet(index)
         return book.document(None)
     finally:
@@ -322,10 +544,7 @@ def _xls_row(wb, sh, r: int, width: int) -> list[Any]:
     values: list[Any] = []
     for ctype, value in zip(sh.row_types(r, 0, width), sh.row_values(r, 0, width)):
         if ctype == xlrd.XL_CELL_DATE:
-            try:
-                value = xlrd.xldate.xldate_as_datetime(value, wb.datemode)
-            except (ValueError, OverflowError, xlrd.xldate.XLDateError):
-                pass
+            value = _excel_date(value, wb.datemode == 1)
         elif ctype == xlrd.XL_CELL_BOOLEAN:
             value = bool(value)
         elif ctype == xlrd.XL_CELL_ERROR:
@@ -336,112 +555,7 @@ def _xls_row(wb, sh, r: int, width: int) -> list[Any]:
     return values
 
 
-def _xls_text(path: Path, budget: ExtractionBudget, head: bytes) -> ExtractedDocument:
-    """An '.xls' that is HTML, XML Spreadsheet 2003 or delimited text."""
-    lead = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2048].lower()
-    book = _Book("xls", budget)
-    if lead.startswith(b"<?xml") and b"urn:schemas-microsoft-com:office:spreadsheet" in head:
-        _spreadsheet_2003(path, book)
-        return book.document(None, ["an XML Spreadsheet 2003 saved with an .xls name"])
-    if b"<html" in lead or b"<table" in lead or lead.startswith(b"<!doctype"):
-        return _html_tables(path, book)
-    from spar_desktop.core.documents.extract_structured import _delimiter
-    from spar_desktop.core.documents.textio import open_text, sniff_file_encoding
-
-    encoding, warning = sniff_file_encoding(path)
-    with open_text(path, encoding, newline="") as f:
-        delimiter = _delimiter(f.read(64 * 1024), "tsv")  # Excel's text export is tab-separated
-        f.seek(0)
-        _read_rows(book, book.sheet(1, path.stem), csv.reader(f, delimiter=delimiter))
-    notes = ["a delimited text file saved with an .xls name"] + ([warning] if warning else [])
-    return book.document(None, notes)
-
-
-def _html_tables(path: Path, book: _Book) -> ExtractedDocument:
-    from bs4 import BeautifulSoup  # lazy, as in extract_text
-
-    from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html
-
-    note = "an HTML table saved with an .xls name"
-    with open(path, "rb") as f:
-        data = f.read(MAX_MARKUP_BYTES)
-    soup = BeautifulSoup(data, "lxml")
-    del data
-    tables = [t for t in soup.find_all("table") if t.find_parent("table") is None]
-    if not tables:
-        return _with_note(extract_html(path, book.budget.max_chars), note.replace("an HTML table", "a web page"), "xls")
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
-    for index, table in enumerate(tables, 1):
-        caption = table.find("caption")
-        name = caption.get_text(" ", strip=True) if caption else (title if len(tables) == 1 and title else f"Table {index}")
-        rows = ([cell.get_text(" ", strip=True) for cell in tr.find_all(("td", "th"))
-                 for _ in range(_span(cell))]
-                for tr in table.find_all("tr") if tr.find_parent("table") is table)
-        _read_rows(book, book.sheet(index, name), rows)
-    return book.document(title, [note])
-
-
-def _span(cell) -> int:
-    try:
-        return max(1, min(int(cell.get("colspan", 1)), 100))
-    except (TypeError, ValueError):
-        return 1
-
-
-_SS = "{urn:schemas-microsoft-com:office:spreadsheet}"
-
-
-def _spreadsheet_2003(path: Path, book: _Book) -> None:
-    """Excel's 2003 XML format: Worksheet > Table > Row > Cell > Data, with 1-based ss:Index
-    attributes skipping empty rows and cells."""
-    index, sheet, row_no = 0, None, 0
-    try:
-        for event, elem in ET.iterparse(str(path), events=("start", "end")):
-            if event == "start":
-                if elem.tag == f"{_SS}Worksheet":
-                    index += 1
-                    sheet, row_no = book.sheet(index, elem.get(f"{_SS}Name") or f"Sheet{index}"), 0
-                    if sheet is None:
-                        return
-                continue
-            if elem.tag == f"{_SS}Row" and sheet is not None:
-                row_no = int(elem.get(f"{_SS}Index") or row_no + 1)
-                if not sheet.add(row_no, _ss_cells(elem)):
-                    sheet.close()
-                    return
-                elem.clear()
-            elif elem.tag == f"{_SS}Worksheet" and sheet is not None:
-                sheet.close()
-                sheet = None
-                elem.clear()
-    except ET.ParseError as exc:
-        if sheet is not None and sheet.paragraphs:
-            sheet.close()
-            book.warnings.append("the file is damaged: only its first rows were read")
-        elif not book.pages:
-            raise ExtractionError("corrupt spreadsheet: its content is damaged or incomplete") from exc
-
-
-def _ss_cells(row: ET.Element) -> list[Any]:
-    values: list[Any] = []
-    for cell in row.iter(f"{_SS}Cell"):
-        at = int(cell.get(f"{_SS}Index") or len(values) + 1) - 1
-        values.extend([None] * (at - len(values)))
-        data = cell.find(f"{_SS}Data")
-        text = "".join(data.itertext()) if data is not None else ""
-        kind = data.get(f"{_SS}Type") if data is not None else None
-        if kind == "Number":
-            try:
-                text = cell_text(float(text))
-            except ValueError:
-                pass
-        elif kind == "DateTime":
-            text = _iso_text(text)
-        values.append(text)
-    return values
-
-
-def _iso_text(value: str) -> str:
+def iso_text(value: str) -> str:
     """'2019-03-04T00:00:00.000' -> '2019-03-04'; a time of day is kept to the minute."""
     try:
         return cell_text(dt.datetime.fromisoformat(value.rstrip("Z")))
@@ -453,7 +567,7 @@ def _iso_text(value: str) -> str:
 
 
 def extract_ods(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
-    book = _Book("ods", budget)
+    book = SheetBook("ods", budget)
     with odf_package(path, budget, "spreadsheet") as zf:
         title = odf_title(zf)
         with zf.open("content.xml") as stream:
@@ -466,7 +580,7 @@ def extract_ods(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     return book.document(title)
 
 
-def _ods_sheets(stream, book: _Book) -> None:
+def _ods_sheets(stream, book: SheetBook) -> None:
     """Stream content.xml: rows are read when they end and then dropped from the tree.
 
     Repeated rows (``number-rows-repeated``, e.g. a million empty rows styled to the sheet's end)
@@ -529,14 +643,17 @@ def _ods_row(row: ET.Element, sheet: _Sheet) -> list[str]:
 
 
 def _ods_value(cell: ET.Element) -> str:
+    """The text the cell shows (a number as formatted, TRUE for Calc's 1-as-boolean), but dates
+    in ISO form: '04/03/19' means different days in different countries."""
     kind = cell.get(q("office:value-type"))
-    if kind == "float":
+    shown = one_line(odf_text(cell))
+    if kind == "float" and (not shown or shown.startswith("#")):  # '###': too narrow a column
         try:
             return cell_text(float(cell.get(q("office:value")) or ""))
         except ValueError:
             pass
     elif kind == "date":
-        return _iso_text(cell.get(q("office:date-value")) or "")
+        return iso_text(cell.get(q("office:date-value")) or "")
     elif kind == "boolean":
         return "TRUE" if cell.get(q("office:boolean-value")) == "true" else "FALSE"
-    return one_line(odf_text(cell))
+    return shown

@@ -250,10 +250,14 @@ def _odp_blocks(shape: ET.Element) -> Iterator[str]:
 
 
 def _odp_order(shapes: Iterable[ET.Element]) -> list[ET.Element]:
-    def key(shape: ET.Element) -> tuple[float, float]:
-        return (round(_cm(shape.get(q("svg:y"))) / 1.27), _cm(shape.get(q("svg:x"))))
+    return sorted(shapes, key=_odp_key)
 
-    return sorted(shapes, key=key)
+
+def _odp_key(shape: ET.Element) -> tuple[float, float]:
+    """(band of half-inch rows, x): a group has no position of its own, it sits at its first child."""
+    if shape.tag == GROUP:
+        return min((_odp_key(child) for child in shape), default=(0.0, 0.0))
+    return (round(_cm(shape.get(q("svg:y"))) / 1.27), _cm(shape.get(q("svg:x"))))
 
 
 def _cm(length: Optional[str]) -> float:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import zipfile
+import zlib
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
@@ -70,11 +71,18 @@ def odf_package(path: Path, budget: ExtractionBudget, what: str) -> Iterator[zip
             info = zf.getinfo("content.xml")
         except KeyError:
             raise ExtractionError(f"corrupt {what}: the file holds no content") from None
-        if _is_encrypted(zf):
+        try:
+            encrypted = _is_encrypted(zf)
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
+            raise ExtractionError(f"corrupt {what}: the file is damaged or incomplete") from exc
+        if encrypted:
             raise ExtractionError(f"{what} is password-protected")
         if info.file_size > budget.max_inflated_bytes:
             raise too_large("unpacked content", human_bytes(info.file_size), human_bytes(budget.max_inflated_bytes))
-        yield zf
+        try:
+            yield zf
+        except (zipfile.BadZipFile, zlib.error, EOFError) as exc:  # a damaged member, found while reading it
+            raise ExtractionError(f"corrupt {what}: the file is damaged or incomplete") from exc
 
 
 def _is_encrypted(zf: zipfile.ZipFile) -> bool:
@@ -285,7 +293,7 @@ def extract_rtf(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     text = rtf_to_text(raw.decode("cp1252", "replace"), errors="ignore")
     del raw
     clock.check()
-    text = re.sub(r"[ \t\r\f\v]+\n", "\n", text.replace("\x00", ""))
+    text = "\n".join(line.strip() for line in text.replace("\x00", "").splitlines())
     text = re.sub(r"\n{3,}", "\n\n", text).strip()
     chars = CharBudget(budget.max_chars)
     text = chars.take(text)
