@@ -14,7 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Optional, Union
 
-from spar_desktop.core.documents.budget import DEFAULT_MAX_CHARS, ExtractionBudget
+from spar_desktop.core.documents.budget import DEFAULT_MAX_CHARS, ExtractionBudget  # noqa: F401 - its old home
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
 

@@ -25,14 +25,12 @@ from xml.etree import ElementTree as ET
 
 from spar_desktop.core.documents.budget import SETTINGS_HINT, BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.ole_kinds import OLE_MAGIC, legacy_encrypted, ole_kind
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
 
 if TYPE_CHECKING:
-    from spar_desktop.core.documents.extract_sheets import SheetBook
+    from spar_desktop.core.documents.sheet_text import SheetBook
 
-OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
-_WORD_ENCRYPTED = 0x0100  # FIB flags word at offset 10: fEncrypted
-_PPT_ENCRYPTED_TOKEN = b"\xdf\xc4\xd1\xf3"  # CurrentUserAtom.headerToken of an encrypted deck
 _KNOWN_SOFFICE = (r"C:\Program Files\LibreOffice\program\soffice.exe",
                   r"C:\Program Files (x86)\LibreOffice\program\soffice.exe",
                   "/Applications/LibreOffice.app/Contents/MacOS/soffice")
@@ -42,39 +40,7 @@ _TEXT_TOOLS = {"doc": (("antiword", "-m", "UTF-8.txt"), ("catdoc", "-d", "utf-8"
 _HINT = {"doc": "install LibreOffice (or catdoc) to read it", "ppt": "install LibreOffice (or catppt) to read it"}
 
 
-# ------------------------------------------------------------------------------ OLE sniffing
-
-
-def ole_kind(path: Path) -> Optional[str]:
-    """What an OLE compound file holds: 'encrypted' (a password-protected DOCX/XLSX/PPTX),
-    'doc', 'xls', 'ppt', 'ole' (something else, or damaged); None when it is not OLE at all."""
-    with open(path, "rb") as f:
-        if f.read(8) != OLE_MAGIC:
-            return None
-    import olefile  # lazy: only OLE files need it
-
-    try:
-        with olefile.OleFileIO(str(path)) as ole:
-            for stream, kind in (("EncryptionInfo", "encrypted"), ("WordDocument", "doc"),
-                                 ("Workbook", "xls"), ("Book", "xls"), ("PowerPoint Document", "ppt")):
-                if ole.exists(stream):
-                    return kind
-    except Exception:  # olefile raises bare OSError/struct errors on damaged directories
-        return "ole"
-    return "ole"
-
-
-def _legacy_encrypted(path: Path, kind: str) -> bool:
-    import olefile
-
-    try:
-        with olefile.OleFileIO(str(path)) as ole:
-            if kind == "doc":
-                fib = ole.openstream("WordDocument").read(12)
-                return len(fib) == 12 and bool(int.from_bytes(fib[10:12], "little") & _WORD_ENCRYPTED)
-            return ole.openstream("Current User").read(16)[12:16] == _PPT_ENCRYPTED_TOKEN
-    except Exception:
-        return False  # damaged: the converter will say so
+# ------------------------------------------------------------------------------ sniffing
 
 
 def _sniff(path: Path) -> str:
@@ -119,7 +85,7 @@ def _extract_legacy(path: Path, budget: ExtractionBudget, fmt: str) -> Extracted
     if kind != "ole":
         return _read_as_other(path, budget, fmt, kind)
     found = ole_kind(path)
-    if found == "encrypted" or (found == fmt and _legacy_encrypted(path, fmt)):
+    if found == "encrypted" or (found == fmt and legacy_encrypted(path, fmt)):
         raise ExtractionError(f"{'Word document' if fmt == 'doc' else 'presentation'} is password-protected")
     if found in ("doc", "xls", "ppt") and found != fmt:
         what = {"doc": "a Word document", "xls": "an Excel workbook", "ppt": "a PowerPoint presentation"}[found]
@@ -299,7 +265,7 @@ def _kill(proc: subprocess.Popen) -> None:
 def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> ExtractedDocument:
     """An '.xls' that is HTML, XML Spreadsheet 2003 or delimited text (``head``: its first bytes),
     read into the same rows as a workbook."""
-    from spar_desktop.core.documents.extract_sheets import SheetBook, read_rows
+    from spar_desktop.core.documents.sheet_text import SheetBook, read_rows
 
     lead = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2048].lower()
     book = SheetBook("xls", budget)
@@ -308,12 +274,12 @@ def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> Extrac
         return book.document(None, ["an XML Spreadsheet 2003 saved with an .xls name"])
     if b"<html" in lead or b"<table" in lead or lead.startswith(b"<!doctype"):
         return _html_tables(path, book)
-    from spar_desktop.core.documents.extract_structured import _delimiter
+    from spar_desktop.core.documents.extract_structured import sniff_delimiter
     from spar_desktop.core.documents.textio import open_text, sniff_file_encoding
 
     encoding, warning = sniff_file_encoding(path)
     with open_text(path, encoding, newline="") as f:
-        delimiter = _delimiter(f.read(64 * 1024), "tsv")  # Excel's text export is tab-separated
+        delimiter = sniff_delimiter(f.read(64 * 1024), "tsv")  # Excel's text export is tab-separated
         f.seek(0)
         read_rows(book, book.sheet(1, path.stem), enumerate(csv.reader(f, delimiter=delimiter), 1))
     notes = ["a delimited text file saved with an .xls name"] + ([warning] if warning else [])
@@ -323,8 +289,8 @@ def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> Extrac
 def _html_tables(path: Path, book: "SheetBook") -> ExtractedDocument:
     from bs4 import BeautifulSoup  # lazy, as in extract_text
 
-    from spar_desktop.core.documents.extract_sheets import read_rows, with_note
     from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html
+    from spar_desktop.core.documents.sheet_text import read_rows, with_note
 
     note = "an HTML table saved with an .xls name"
     with open(path, "rb") as f:
@@ -397,7 +363,7 @@ def _index(elem: ET.Element, default: int) -> int:
 
 
 def _ss_cells(row: ET.Element, max_columns: int) -> list[Any]:
-    from spar_desktop.core.documents.extract_sheets import cell_text, iso_text
+    from spar_desktop.core.documents.sheet_text import cell_text, iso_text
 
     values: list[Any] = []
     for cell in row.iter(f"{_SS}Cell"):

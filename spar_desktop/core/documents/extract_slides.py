@@ -70,7 +70,8 @@ class _Deck:
 
 
 def extract_pptx(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
-    from spar_desktop.core.documents.extract_legacy import extract_ppt, ole_kind
+    from spar_desktop.core.documents.extract_legacy import extract_ppt
+    from spar_desktop.core.documents.ole_kinds import ole_kind
 
     kind = ole_kind(path)
     if kind == "encrypted":

@@ -66,7 +66,7 @@ def extract_csv(path: Path, fmt: str, max_chars: int) -> ExtractedDocument:
     warnings = [warning] if warning else []
     sink = _Sink(max_chars)
     with open_text(path, encoding, newline="") as f:  # newline="": csv handles quoted newlines
-        delimiter = _delimiter(f.read(_SNIFF_CHARS), fmt)
+        delimiter = sniff_delimiter(f.read(_SNIFF_CHARS), fmt)
         f.seek(0)
         reader = csv.reader(f, delimiter=delimiter)
         header: list[str] = []
@@ -97,7 +97,9 @@ def extract_csv(path: Path, fmt: str, max_chars: int) -> ExtractedDocument:
     return sink.document(fmt, warnings)
 
 
-def _delimiter(sample: str, fmt: str) -> str:
+def sniff_delimiter(sample: str, fmt: str) -> str:
+    """The field separator of delimited text ``sample`` (one of , ; tab |); when it cannot be
+    told, a tab for ``fmt`` 'tsv' and a comma otherwise."""
     default = "\t" if fmt == "tsv" else ","
     if not sample.strip():
         return default

@@ -54,7 +54,7 @@ def test_file_types_authors_and_folders():
     assert r.authors == ("Maria Lopez",)
     assert r.folders == ("Finance",)
     assert r.keywords == ("turbine costs",)
-    assert parsed("slides about budgets").formats == ("pptx", "ppt")
+    assert parsed("slides about budgets").formats == ("pptx", "ppt", "odp")
     assert parsed("emails about the outage").formats == ("eml", "msg", "mbox", "email")
     assert parsed("CT scans of patient B").formats == ()  # 'scans' is a subject, not image files
 
