@@ -64,5 +64,11 @@ def _read(real: Path, fmt: Optional[str], content_hash: Optional[str], options: 
         from spar_desktop.core.documents.ocr_cache import OcrCache
 
         cache = OcrCache(options.ocr_cache_path)
-    return ocr_document(real, doc.format, doc, options.budget, cancel=cancel, progress=progress, cache=cache,
+    read = ocr_document(real, doc.format, doc, options.budget, cancel=cancel, progress=progress, cache=cache,
                         content_hash=content_hash)
+    stopped = next((w for w in read.warnings if w.startswith("OCR stopped")), None)
+    if stopped:
+        # Not a finished document: cached as it is, its remaining pages would never be read. The
+        # OCR cache keeps every page read so far, so the next build goes on from there.
+        raise ExtractionError(f"{stopped}; build again to continue (pages read so far are kept)")
+    return read
