@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.documents.pages import page_span_label
 from spar_desktop.ui.small_widgets import FlowLayout, thumb_icon
 
 RENDER_MS = 40
@@ -182,9 +183,10 @@ class MessageBubble(QFrame):
                 chip.setEnabled(False)
                 chip.setToolTip(f"The answer cites [{c.n}], but no passage has that number")
             else:
-                chip = QPushButton(f"[{p.n}] {short_name(p.path)} · {p.pages}")
+                where = page_span_label(p.path, p.page_start, p.page_end)  # 'sheet 2', 'slides 3-4'
+                chip = QPushButton(f"[{p.n}] {short_name(p.path)} · {where}")
                 chip.setObjectName("citationChip")
-                chip.setToolTip(f"{p.path}\n{p.pages}\n\n{p.excerpt}")
+                chip.setToolTip(f"{p.path}\n{where}\n\n{p.excerpt}")
                 chip.setCursor(Qt.CursorShape.PointingHandCursor)
                 chip.clicked.connect(lambda _c=False, p=p: self.passage_clicked.emit(p))
             self.chips_layout.addWidget(chip)

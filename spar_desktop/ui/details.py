@@ -19,7 +19,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.library.models import FileStatus, TagSource
+from spar_desktop.ui.child_docs import (
+    container_name,
+    copies_summary,
+    elide_middle,
+    plural,
+    workspace_state_text,
+)
 from spar_desktop.ui.file_table import format_label, human_size
 from spar_desktop.ui.library_ops import FileDetails, FileRecord
 
@@ -33,6 +41,7 @@ CHIP_COLOURS = {TagSource.PATH: ("#e8eef8", "#27466e"), TagSource.DATE: ("#eef3e
 def _value_label() -> QLabel:
     label = QLabel()
     label.setWordWrap(True)
+    label.setTextFormat(Qt.TextFormat.PlainText)  # a title or path with '<' is not markup
     label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
     return label
 
@@ -41,8 +50,14 @@ class DetailsPanel(QWidget):
     open_requested = Signal()
     reveal_requested = Signal()
     view_requested = Signal()
+    container_requested = Signal(int)  # file id of the archive or mail holding the shown document
 
-    FIELDS = ("Folder", "Format", "Size", "Modified", "Created", "Title", "Author", "Pages", "Status")
+    FIELDS = ("Inside", "Contains", "Folder", "Format", "Size", "Modified", "Created", "Title", "Author", "Pages",
+              "Status", "Text", "Copies", "Workspaces")
+    # Shown only when they say something (a child document, a container, copies, OCR text...).
+    OPTIONAL = ("Inside", "Contains", "Text", "Copies", "Workspaces")
+    COPIES_LISTED = 3
+    TOOLTIP_PATHS = 40
 
     def __init__(self, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
@@ -77,7 +92,7 @@ class DetailsPanel(QWidget):
             buttons.addWidget(b)
         buttons.addStretch(1)
 
-        form = QFormLayout()
+        form = self.form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         form.setHorizontalSpacing(12)
         form.setVerticalSpacing(6)
@@ -87,6 +102,10 @@ class DetailsPanel(QWidget):
             label = QLabel(name)
             label.setObjectName("muted")
             form.addRow(label, self.values[name])
+        inside = self.values["Inside"]
+        inside.setTextFormat(Qt.TextFormat.RichText)  # the container's name links to its row
+        inside.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        inside.linkActivated.connect(self._container_link)
         self.error = _value_label()
         self.error.setObjectName("errorText")
         self.tags_title = QLabel("Tags")
@@ -150,8 +169,13 @@ class DetailsPanel(QWidget):
         self.error.setVisible(bool(record.error))
         if self.details is None:
             self.tags.setText("<i>loading…</i>")
+        self._show_extras(record)
         missing = record.status == FileStatus.MISSING
-        self.open_button.setEnabled(not missing)
+        child = is_virtual(record.path)
+        self.open_button.setEnabled(not missing and not child)  # no app can open a path inside a zip
+        self.open_button.setToolTip(f"It is inside {container_name(record.path)}: use View, or open that"
+                                    if child else "Open with the default app")
+        self.reveal_button.setToolTip("Show its container in the file manager" if child else "")
         self.reveal_button.setEnabled(not missing)
         self.view_button.setEnabled(not missing and record.status in (FileStatus.OK, FileStatus.EMPTY))
 
@@ -167,3 +191,45 @@ class DetailsPanel(QWidget):
             chips.append(f'<span style="background:{bg}; color:{fg};">&nbsp;{html.escape(shown)}&nbsp;</span>')
         self.tags.setText("&nbsp; ".join(chips) if chips else "<i>no tags</i>")
         self.tags.setToolTip("\n".join(f"{SOURCE_LABELS.get(s, s)}: {k}" for _i, k, _l, s in details.tags))
+
+    # ------------------------------------------------------------------ child documents, copies, OCR
+    def _show_extras(self, record: FileRecord) -> None:
+        """The optional rows, from the loaded details when they are this record's."""
+        d = self.details if self.details is not None and self.details.record.id == record.id else None
+        v = self.values
+        texts: dict[str, str] = dict.fromkeys(self.OPTIONAL, "")
+        if is_virtual(record.path):
+            texts["Inside"] = html.escape(container_name(record.path) or "")
+            v["Inside"].setToolTip(record.path.rsplit("!/", 1)[0])
+            if d is not None and d.container is not None:
+                texts["Inside"] = f'<a href="file:{d.container[0]}">{texts["Inside"]}</a>'
+                v["Inside"].setToolTip(f"{d.container[1]}\nClick to select it in the file list")
+        if d is not None:
+            if d.members:
+                texts["Contains"] = plural(d.members, "document")
+                if d.nested_members > d.members:
+                    texts["Contains"] += f" ({d.nested_members:,} with those inside them)"
+            texts["Text"] = "from OCR (scanned pages or images)" if d.text_from_ocr else ""
+            texts["Copies"] = self._copies_text(d.copies)
+            texts["Workspaces"] = "\n".join(f"{name}: {workspace_state_text(state, note)}"
+                                            for name, state, note in d.workspaces)
+        v["Copies"].setToolTip(self._copies_tooltip(d.copies) if d is not None else "")
+        for name in self.OPTIONAL:
+            v[name].setText(texts[name])
+            self.form.setRowVisible(v[name], bool(texts[name]))
+
+    def _copies_text(self, copies: tuple[str, ...]) -> str:
+        if not copies:
+            return ""
+        lines = [copies_summary(copies)] + [elide_middle(p, 60) for p in copies[:self.COPIES_LISTED]]
+        if len(copies) > self.COPIES_LISTED:
+            lines.append(f"… and {len(copies) - self.COPIES_LISTED:,} more")
+        return "\n".join(lines)
+
+    def _copies_tooltip(self, copies: tuple[str, ...]) -> str:
+        more = len(copies) - self.TOOLTIP_PATHS
+        return "\n".join(copies[:self.TOOLTIP_PATHS]) + (f"\n… and {more:,} more" if more > 0 else "")
+
+    def _container_link(self, href: str) -> None:
+        if href.startswith("file:"):
+            self.container_requested.emit(int(href[5:]))

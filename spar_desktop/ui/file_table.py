@@ -17,7 +17,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelInd
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
+from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.library.models import FileStatus
+from spar_desktop.ui.child_docs import document_title
 from spar_desktop.ui.library_ops import SORT_KEYS, FileRecord
 
 CHUNK = 1000
@@ -59,7 +61,7 @@ def _date(d: Optional[datetime]) -> str:
 Column = tuple[str, Callable[[FileRecord], str], bool, int]
 COLUMNS: tuple[Column, ...] = (
     ("Name", lambda r: r.name, False, 320),
-    ("Folder", lambda r: r.folder, False, 190),
+    ("Folder", lambda r: r.folder, False, 190),  # a member of an archive: the archive's folder
     ("Format", lambda r: format_label(r.format), False, 84),
     ("Size", lambda r: human_size(r.size), True, 80),
     ("Modified", lambda r: _date(r.modified_at), False, 160),
@@ -205,7 +207,7 @@ class FileTableModel(QAbstractTableModel):
             return PROBLEM_COLOURS.get(r.status) if col in (0, STATUS_COLUMN, STATUS_COLUMN + 1) else None
         if role == TOOLTIP:
             if col == 0 or col == 1:
-                return r.path
+                return f"{document_title(r.path)}\n{r.path}" if is_virtual(r.path) else r.path
             if r.status != FileStatus.OK and col in (STATUS_COLUMN, STATUS_COLUMN + 1):
                 return f"{r.status}: {r.error or ''}"
             return COLUMNS[col][1](r) or None

@@ -16,14 +16,16 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 from sqlalchemy import func, select
 
+from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, Tag, TagSource
 from spar_desktop.core.library.paths import os_path
-from spar_desktop.core.library.queries import FileFilter, FileRecord, count_files, list_files
+from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_file, count_files, list_files
 from spar_desktop.core.library.roots import RootFolders, folder_roots
 from spar_desktop.core.library.scanner import Scanner, ScanReport
 from spar_desktop.core.library.tags import TagInfo, create_tag, tag_files, tag_infos, untag_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check
+from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile
 
 # The table holds at most this many rows in memory; the header says when a filter matched more.
 MAX_TABLE_ROWS = 200_000
@@ -64,6 +66,15 @@ class FileDetails:
     content_hash: Optional[str]
     tags: tuple[tuple[int, str, str, str], ...]  # (tag id, key, label, source)
     extra: tuple[tuple[str, str], ...]
+    container: Optional[tuple[int, str]] = None  # (file id, path) of the archive or mail holding it
+    members: int = 0  # documents directly inside this archive or mail
+    nested_members: int = 0  # all documents inside it, members of members included
+    copies: tuple[str, ...] = ()  # other present files with the same content
+    workspaces: tuple[tuple[str, str, Optional[str]], ...] = ()  # (workspace, file state, note)
+
+    @property
+    def text_from_ocr(self) -> bool:
+        return ("text_source", "ocr") in self.extra
 
 
 @dataclass(frozen=True)
@@ -164,8 +175,19 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
         record = FileRecord(f.id, f.path, f.rel_path, f.name, f.format, f.size, f.modified_at, f.created_at,
                             f.title, f.author, f.page_count, f.status, f.error)
         extra = tuple(sorted((str(k), str(v)) for k, v in (f.extra or {}).items()))
+        container = None
+        if f.parent_id is not None:
+            parent = s.execute(select(File.id, File.path).where(File.id == f.parent_id)).first()
+            container = (parent.id, parent.path) if parent else None
+        members = s.scalar(select(func.count(File.id)).where(File.parent_id == file_id)) or 0
+        nested = members and (s.scalar(select(func.count(File.id)).where(
+            File.path.startswith(f.path + VIRTUAL_SEP, autoescape=True))) or 0)
+        workspaces = s.execute(select(Workspace.name, WorkspaceFile.state, WorkspaceFile.error)
+                               .join(Workspace, Workspace.id == WorkspaceFile.workspace_id)
+                               .where(WorkspaceFile.file_id == file_id).order_by(Workspace.name)).all()
         return FileDetails(record, os_path(f.path, f.raw_path), f.content_hash,
-                           tuple((t.id, t.key, t.value, t.source) for t in tags), extra)
+                           tuple((t.id, t.key, t.value, t.source) for t in tags), extra, container, members,
+                           nested, copies_of_file(s, file_id), tuple((n, st, e) for n, st, e in workspaces))
 
 
 def load_issues(library: Library, progress: ProgressCallback, cancel: CancelToken, limit: int = 5000) -> Issues:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.config import Settings
+from spar_desktop.core.documents.virtual import is_virtual, outer_path
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.ui import library_ops as ops
@@ -69,7 +70,7 @@ class MainWindow(QMainWindow):
         self.file_panel = FilePanel()
         self.details = DetailsPanel()
         self.issues = IssuesPanel()
-        self.viewer = DocumentViewer(self.runner)
+        self.viewer = DocumentViewer(self.runner, budget=lambda: self.settings.extraction_budget())
         self.features = WorkspaceFeatures(self)
         self.workspaces = self.features.controller
         self.workspace_panel = self.features.panel
@@ -215,6 +216,7 @@ class MainWindow(QMainWindow):
         self.details.open_requested.connect(self.open_current)
         self.details.reveal_requested.connect(self.reveal_current)
         self.details.view_requested.connect(self.view_current)
+        self.details.container_requested.connect(self._show_file_by_id)
         self.issues.count_changed.connect(lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
         self.issues.file_activated.connect(self._show_file_by_id)
         self.features.connect()
@@ -232,6 +234,7 @@ class MainWindow(QMainWindow):
         self.controller.shutdown()
         self.features.shutdown()
         self.runner.shutdown()
+        self.viewer.release()  # after the renders stopped: its copies of archive members go
         super().closeEvent(event)
 
     # ------------------------------------------------------------------ library events
@@ -283,13 +286,13 @@ class MainWindow(QMainWindow):
 
     def open_current(self) -> None:
         path = self._target_path()
-        if path:
+        if path and not is_virtual(path):  # a member of an archive has no file an app could open
             QDesktopServices.openUrl(QUrl.fromLocalFile(path))
 
     def reveal_current(self) -> None:
         path = self._target_path()
         if path:
-            reveal_in_file_manager(path)
+            reveal_in_file_manager(outer_path(path))  # a member of an archive: the archive
 
     def view_current(self) -> None:
         path = self._target_path()
@@ -372,8 +375,8 @@ class MainWindow(QMainWindow):
         return dialog
 
     def apply_settings(self, saved: Optional[Settings]) -> None:
-        """Saved settings: the Ollama host and model apply at once (chat gets a new client and
-        re-checks the server); storage, device and chunking apply at the next start."""
+        """Saved settings: the Ollama host and model (chat gets a new client and re-checks the server)
+        and the reading limits apply at once; storage, device and chunking at the next start."""
         if saved is None:
             return
         if saved.data_dir != self.settings.data_dir:
@@ -381,10 +384,15 @@ class MainWindow(QMainWindow):
                 f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
                 "(or set SPAR_DATA_DIR) to use it.", 30000)
             return
+        from spar_desktop.ui.settings_dialog import apply_reading_settings, reading_changed
+
         restart = [label for label, field in RESTART_SETTINGS if getattr(saved, field) != getattr(self.settings, field)]
+        reading = reading_changed(self.settings, saved)
         self.settings = saved
+        apply_reading_settings(self.library, saved)
         server = self.chat.apply_settings(saved)
         text = "Settings saved" + (f"; now using Ollama at {saved.ollama_host}" if server else "")
+        text += "; the next scan and build use the new reading limits" if reading else ""
         if restart:
             text += f"; {', '.join(restart)} change{'s' if len(restart) > 1 else ''} after a restart"
         self.statusBar().showMessage(text, 15000)

@@ -1,6 +1,7 @@
 """Settings dialog: edits a Settings value, validates it live (Settings.validate) and saves
-settings.json in the data dir. The window applies the Ollama host and model at once
-(MainWindow.apply_settings); storage, device and chunking changes apply on the next start."""
+settings.json in the data dir. The window applies the Ollama host and model and the reading
+limits at once (MainWindow.apply_settings); storage, device and chunking changes apply on the
+next start."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Optional
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
@@ -27,6 +29,33 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.config import Settings, SettingsError
+from spar_desktop.core.library.database import Library
+
+# Settings ▸ Reading files: the per-file budget and OCR, read by every scan and build (and the
+# viewer), so they apply as soon as they are saved. Ranges are Settings.validate's bounds.
+READING_FIELDS = ("ocr_enabled", "extract_max_text_mb", "extract_max_seconds", "archive_max_inflated_mb")
+TEXT_MB_RANGE, SECONDS_RANGE, ARCHIVE_MB_RANGE = (1, 10_000), (1, 86_400), (1, 100_000)
+
+
+def reading_changed(old: Settings, new: Settings) -> bool:
+    return any(getattr(old, f) != getattr(new, f) for f in READING_FIELDS)
+
+
+def apply_reading_settings(library: Library, saved: Settings) -> None:
+    """Give the open library the new reading limits (the next scan and build read them from
+    library.settings); only these fields: chunking and storage still wait for a restart."""
+    if library.settings is not None:
+        library.settings = replace(library.settings, **{f: getattr(saved, f) for f in READING_FIELDS})
+
+
+def _bounded_spin(value: int, bounds: tuple[int, int], tip: str) -> QSpinBox:
+    spin = QSpinBox()
+    spin.setRange(*bounds)
+    spin.setValue(min(max(value, bounds[0]), bounds[1]))
+    spin.setGroupSeparatorShown(True)
+    spin.setMinimumWidth(140)
+    spin.setToolTip(tip)
+    return spin
 
 
 class SettingsDialog(QDialog):
@@ -85,6 +114,8 @@ class SettingsDialog(QDialog):
         form.addRow("Parent chunk size", self.parent_tokens)
         form.addRow("Overlap", self.overlap_tokens)
 
+        reading = self._reading_group(settings)
+
         self.error = QLabel()
         self.error.setObjectName("errorText")
         self.error.setWordWrap(True)
@@ -92,7 +123,8 @@ class SettingsDialog(QDialog):
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
         note_icon = QLabel()
         note_icon.setPixmap(icon.pixmap(16, 16))
-        note = QLabel("The Ollama host and model apply as soon as you save. Storage, device and chunking "
+        note = QLabel("The Ollama host and model and the reading limits apply as soon as you save. Storage, "
+                      "device and chunking "
                       "changes take effect the next time SPAR Desktop starts.")
         note.setObjectName("muted")
         note.setWordWrap(True)
@@ -105,7 +137,7 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
-        for w in (storage, models, chunking):
+        for w in (storage, models, chunking, reading):
             layout.addWidget(w)
         layout.addLayout(note_row)
         layout.addWidget(self.error)
@@ -115,9 +147,32 @@ class SettingsDialog(QDialog):
             w.textChanged.connect(self._revalidate)
         self.ollama_model.currentTextChanged.connect(self._revalidate)
         self.device.currentTextChanged.connect(self._revalidate)
-        for s in (self.child_tokens, self.parent_tokens, self.overlap_tokens):
+        for s in (self.child_tokens, self.parent_tokens, self.overlap_tokens, self.max_text_mb, self.max_seconds,
+                  self.max_archive_mb):
             s.valueChanged.connect(self._revalidate)
         self._revalidate()
+
+    def _reading_group(self, settings: Settings) -> QGroupBox:
+        self.ocr_enabled = QCheckBox("Read scanned pages and images with OCR")
+        self.ocr_enabled.setChecked(settings.ocr_enabled)
+        self.ocr_enabled.setToolTip("When a workspace is built, pages without a text layer and images are "
+                                    "read by optical character recognition (slower; the result is cached).")
+        self.max_text_mb = _bounded_spin(settings.extract_max_text_mb, TEXT_MB_RANGE,
+                                         "Characters of text kept per document; the rest of a larger one is "
+                                         "left out, with a note.")
+        self.max_seconds = _bounded_spin(settings.extract_max_seconds, SECONDS_RANGE,
+                                         "A file that takes longer to read is skipped with a note.")
+        self.max_archive_mb = _bounded_spin(settings.archive_max_inflated_mb, ARCHIVE_MB_RANGE,
+                                            "A member of an archive or a mail attachment larger than this when "
+                                            "unpacked is not read (protects against zip bombs).")
+        group = QGroupBox("Reading files")
+        form = QFormLayout(group)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow(self.ocr_enabled)
+        form.addRow("Text kept per file (million characters)", self.max_text_mb)
+        form.addRow("Time limit per file (seconds)", self.max_seconds)
+        form.addRow("Largest archive member (MB)", self.max_archive_mb)
+        return group
 
     @staticmethod
     def _spin(value: int, minimum: int = 1) -> QSpinBox:
@@ -146,6 +201,10 @@ class SettingsDialog(QDialog):
             chunk_child_tokens=self.child_tokens.value(),
             chunk_parent_tokens=self.parent_tokens.value(),
             chunk_overlap_tokens=self.overlap_tokens.value(),
+            ocr_enabled=self.ocr_enabled.isChecked(),
+            extract_max_text_mb=self.max_text_mb.value(),
+            extract_max_seconds=self.max_seconds.value(),
+            archive_max_inflated_mb=self.max_archive_mb.value(),
         )
 
     def validation_error(self) -> Optional[str]:

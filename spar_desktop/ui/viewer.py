@@ -1,15 +1,20 @@
 """Document viewer: PDFs page by page (pymupdf renders in a background task, latest-wins) with
 passage highlights; every other format as extracted text with the passage highlighted.
 
+A child document (``Reports.zip!/2019/audit.pdf``) is shown too: a PDF is copied out of its
+container into the viewer's private temp folder, kept while it is shown and deleted when another
+document opens or the viewer closes; any other format is read as text straight from the
+container. Sheets and slides are the "pages" of workbooks and decks, and the controls say so.
+
 ``open_document(path, page=None, highlight=None)`` is the one entry point other views (and,
 later, chat citations) use.
 """
 
 from __future__ import annotations
 
-import os
+import weakref
 from functools import partial
-from typing import Optional
+from typing import Callable, Optional
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QImage, QPainter, QPen, QPixmap, QTextCharFormat, QTextCursor
@@ -29,8 +34,22 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.pages import page_unit
+from spar_desktop.core.documents.virtual import is_virtual
+from spar_desktop.ui.child_docs import document_title
 from spar_desktop.ui.tasks import TaskError, TaskRunner
-from spar_desktop.ui.viewer_ops import RenderedPage, TextDocument, load_text, render_pdf_page
+from spar_desktop.ui.viewer_ops import (
+    MemberCopy,
+    RenderedPage,
+    TextDocument,
+    copy_member,
+    load_text,
+    new_scratch_root,
+    remove_member_copy,
+    remove_scratch_root,
+    render_pdf_page,
+)
 
 HIGHLIGHT_FILL = QColor(255, 214, 0, 96)
 HIGHLIGHT_EDGE = QColor(230, 126, 34)
@@ -41,9 +60,14 @@ class DocumentViewer(QWidget):
     page_shown = Signal(int)  # a PDF page was rendered, or a text doc scrolled to a page
     load_failed = Signal(str)
 
-    def __init__(self, runner: TaskRunner, parent: Optional[QWidget] = None) -> None:
+    def __init__(self, runner: TaskRunner, parent: Optional[QWidget] = None,
+                 budget: Callable[[], Optional[ExtractionBudget]] = lambda: None) -> None:
         super().__init__(parent)
         self.runner = runner
+        self.budget = budget  # the per-file reading limits (Settings ▸ Reading files), read at each open
+        self.member: Optional[MemberCopy] = None  # the shown child PDF's private copy
+        self._scratch_root: Optional[str] = None
+        self._remove_scratch: Optional[weakref.finalize] = None
         self.path: Optional[str] = None
         self.kind: Optional[str] = None  # "pdf" | "text"
         self.current_page = 0
@@ -75,7 +99,7 @@ class DocumentViewer(QWidget):
         self.page_spin = QSpinBox()
         self.page_spin.setRange(1, 1)
         self.page_spin.setKeyboardTracking(False)
-        self.page_spin.setToolTip("Jump to page")
+        self.page_word = QLabel("Page")
         self.page_spin.valueChanged.connect(lambda v: self.go_to_page(v) if v != self.current_page else None)
         self.page_total = QLabel("of 1")
         self.zoom_out = QToolButton(text="−", autoRaise=True, toolTip="Zoom out")
@@ -93,7 +117,7 @@ class DocumentViewer(QWidget):
         bar.setContentsMargins(8, 4, 8, 4)
         bar.setSpacing(4)
         bar.addWidget(self.title, 1)
-        for w in (self.prev_button, self.page_spin, self.page_total, self.next_button):
+        for w in (self.prev_button, self.page_word, self.page_spin, self.page_total, self.next_button):
             bar.addWidget(w)
         bar.addSpacing(12)
         for w in (self.zoom_out, self.fit_button, self.zoom_in):
@@ -141,17 +165,23 @@ class DocumentViewer(QWidget):
         self.find.setCursorPosition(0)  # show the start of a long passage
         self.highlight_count = 0
         self.current_page = max(1, page or 1)
-        self.title.setText(os.path.basename(path))
+        self.title.setText(document_title(path))
         self.title.setToolTip(path)
         self.rendered, self.text_doc = None, None
+        if self.member is not None and self.member.virtual_path != path:
+            self._drop_member()
         if path.lower().endswith(".pdf"):
             self.kind = "pdf"
             self.page_count = self.current_page  # until the render reports the real count
-            self._render()
+            if is_virtual(path) and self.member is None:
+                self._copy_member(path)
+            else:
+                self._render()
         else:
             self.kind = "text"
-            self.runner.run(partial(load_text, path, self.highlight), title=f"Opening {os.path.basename(path)}",
-                            key="viewer", on_success=self._text_loaded, on_failure=self._failed)
+            self.runner.run(partial(load_text, path, self.highlight, budget=self.budget()),
+                            title=f"Opening {document_title(path)}", key="viewer",
+                            on_success=self._text_loaded, on_failure=self._failed)
         self._update_controls()
 
     def go_to_page(self, page: int) -> None:
@@ -170,14 +200,15 @@ class DocumentViewer(QWidget):
 
     # ------------------------------------------------------------------ PDF
     def _render(self) -> None:
-        if self.path is None:
-            return
+        real = self.member.real_path if self.member is not None else self.path
+        if real is None or (is_virtual(real) and self.member is None):
+            return  # a child PDF renders once its copy is ready
         width = None
         if self.zoom is None:
             width = int((self.scroll.viewport().width() - 32) * self.devicePixelRatioF())
             width = max(width, 400)
         zoom = (self.zoom or 1.0) * self.devicePixelRatioF()
-        self.runner.run(partial(render_pdf_page, self.path, self.current_page, width, zoom, self.highlight),
+        self.runner.run(partial(render_pdf_page, real, self.current_page, width, zoom, self.highlight),
                         title=f"Rendering page {self.current_page}", key="viewer",
                         on_success=self._page_rendered, on_failure=self._failed)
 
@@ -277,7 +308,7 @@ class DocumentViewer(QWidget):
 
     # ------------------------------------------------------------------ common
     def _failed(self, error: TaskError) -> None:
-        self._show_message(f"Cannot show {os.path.basename(self.path or '')}: {error.message}")
+        self._show_message(f"Cannot show {document_title(self.path or '')}: {error.message}")
         self.load_failed.emit(error.message)
 
     def _show_message(self, text: str) -> None:
@@ -293,12 +324,53 @@ class DocumentViewer(QWidget):
         self.page_spin.setValue(max(1, self.current_page))
         self.page_spin.blockSignals(False)
         self.page_total.setText(f"of {max(1, self.page_count)}")
+        unit = page_unit(self.path) if self.path else "page"
+        self.page_word.setText(unit.capitalize())
+        self.page_spin.setToolTip(f"Jump to {unit}")
+        self.prev_button.setToolTip(f"Previous {unit} (PgUp)")
+        self.next_button.setToolTip(f"Next {unit} (PgDown)")
         self.prev_button.setEnabled(has_doc and self.current_page > 1)
         self.next_button.setEnabled(has_doc and self.current_page < self.page_count)
         self.page_spin.setEnabled(has_doc)
         for w in (self.zoom_in, self.zoom_out, self.fit_button, self.find):
             w.setEnabled(has_doc)
         self.fit_button.setChecked(self.kind == "pdf" and self.zoom is None)
+
+    @property
+    def position_text(self) -> str:
+        """'Sheet 2 of 3', 'Slide 4 of 6', 'Page 1 of 9': what the page controls say."""
+        return f"{self.page_word.text()} {self.current_page} of {max(1, self.page_count)}"
+
+    # ------------------------------------------------------------------ child documents
+    def _copy_member(self, path: str) -> None:
+        if self._scratch_root is None:  # one mkdir on first use; the copying runs in the task
+            self._scratch_root = new_scratch_root()
+            self._remove_scratch = weakref.finalize(self, remove_scratch_root, self._scratch_root)
+        self.runner.run(partial(copy_member, path, self._scratch_root, self.budget()),
+                        title=f"Opening {document_title(path)}", key="viewer",
+                        on_success=self._member_copied, on_failure=self._failed)
+
+    def _member_copied(self, copy: MemberCopy) -> None:
+        if copy.virtual_path != self.path:  # another document opened meanwhile
+            self.runner.run(partial(remove_member_copy, copy.folder), title="Closing a document", visible=False)
+            return
+        self.member = copy
+        self._render()
+
+    def _drop_member(self) -> None:
+        folder, self.member = self.member.folder, None
+        self.runner.run(partial(remove_member_copy, folder), title="Closing a document", visible=False)
+
+    def release(self) -> None:
+        """Delete every copy the viewer made (the window calls this when it closes)."""
+        self.member = None
+        if self._remove_scratch is not None:
+            self._remove_scratch()  # runs once; also at exit if the viewer is never released
+            self._scratch_root, self._remove_scratch = None, None
+
+    def closeEvent(self, event) -> None:
+        self.release()
+        super().closeEvent(event)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)

@@ -6,11 +6,15 @@ them in a QImage (QImage/QPixmap objects are not handed across threads).
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
+from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check
 
@@ -96,14 +100,16 @@ def render_pdf_page(path: str, page: int, target_width: Optional[int], zoom: flo
                                 title)
 
 
-def load_text(path: str, highlight: Optional[str], progress: ProgressCallback, cancel: CancelToken) -> TextDocument:
-    """Extracted text of any supported file, plus where ``highlight`` occurs in it."""
+def load_text(path: str, highlight: Optional[str], progress: ProgressCallback, cancel: CancelToken,
+              budget: Optional[ExtractionBudget] = None) -> TextDocument:
+    """Extracted text of any supported file (a child document's virtual path too), plus where
+    ``highlight`` occurs in it."""
     try:
         from spar_desktop.core.documents.extract import extract
     except ImportError:  # the extraction layer is optional for the viewer: fall back to raw text
         extract = None
     if extract is not None:
-        doc = extract(path)  # ExtractionError propagates: the viewer shows its message
+        doc = extract(path, budget=budget)  # ExtractionError propagates: the viewer shows its message
         text, offsets, fmt = doc.text, doc.page_offsets, doc.format
         message = doc.no_text_reason
     else:
@@ -131,3 +137,50 @@ def _find_spans(text: str, passage: str) -> list[tuple[int, int]]:
             if len(spans) >= MAX_HITS:
                 return sorted(spans)
     return sorted(set(spans))
+
+
+# ---------------------------------------------------------------------------- child documents
+@dataclass(frozen=True)
+class MemberCopy:
+    """A child document's bytes in a private folder the viewer owns while it shows it."""
+
+    virtual_path: str
+    real_path: str
+    folder: str  # removed (with the file) by remove_member_copy
+
+
+def new_scratch_root() -> str:
+    """The viewer's private temp folder (mode 0700 in the system temp dir, never the user's)."""
+    return tempfile.mkdtemp(prefix="spar-viewer-")
+
+
+def copy_member(path: str, root: str, budget: Optional[ExtractionBudget],
+                progress: ProgressCallback, cancel: CancelToken) -> MemberCopy:
+    """Copy the child document ``path`` out of its container(s) into a new folder under ``root``."""
+    from spar_desktop.core.documents.virtual import is_virtual, materialized
+
+    if not is_virtual(path):  # materialized() yields a real file itself: it must never be moved
+        raise ValueError(f"{path} is not inside an archive or a mail")
+    folder = tempfile.mkdtemp(prefix="doc-", dir=root)
+    try:
+        with materialized(path, budget) as real:
+            check(cancel)
+            # materialized() removes its copy when the block ends: keep ours under the viewer's root.
+            target = os.path.join(folder, "member" + Path(real).suffix)
+            shutil.move(str(real), target)
+        check(cancel)  # superseded by another document: nobody will show this copy
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return MemberCopy(path, target, folder)
+
+
+def remove_member_copy(folder: str, progress: ProgressCallback, cancel: CancelToken) -> None:
+    """Delete a copy no longer shown; under the PDF lock so no render still reads it (Windows
+    cannot delete an open file)."""
+    with PDF_LOCK:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def remove_scratch_root(root: str) -> None:
+    shutil.rmtree(root, ignore_errors=True)

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.search_results import HIT_ROLE, HitDelegate
+from spar_desktop.ui.search_results import HIT_ROLE, HitDelegate, hit_tooltip
 from spar_desktop.ui.workspace_controller import WorkspaceController
 from spar_desktop.ui.workspace_ops import WorkspaceRow
 
@@ -440,7 +440,7 @@ class WorkspacePanel(QWidget):
         for hit in results.hits:
             item = QListWidgetItem()
             item.setData(HIT_ROLE, hit)
-            item.setToolTip(f"{hit.path}\nscore {hit.score:.2f}\n\n{' '.join(hit.text.split())[:600]}")
+            item.setToolTip(hit_tooltip(hit))
             self.results.addItem(item)
         n = len(results.hits)
         text = f"{n} passage{'s' if n != 1 else ''} for “{results.query}” ({results.latency_ms:.0f} ms)" if n else \

@@ -54,3 +54,37 @@ def test_valid_settings_are_saved_to_settings_json(qtbot, settings):
     assert stored["ollama_host"] == "http://gpu-box:11434" and stored["chunk_parent_tokens"] == 600
     loaded = load_settings(settings.data_dir)
     assert (loaded.ollama_model, loaded.embedding_device) == ("qwen2.5:7b", "cpu")
+
+
+def test_reading_limits_are_saved_reloaded_and_applied_to_the_open_library(qtbot, settings, library):
+    from spar_desktop.ui.settings_dialog import apply_reading_settings
+
+    dialog = make(qtbot, settings)
+    assert dialog.ocr_enabled.isChecked() and dialog.max_text_mb.value() == settings.extract_max_text_mb
+    assert (dialog.max_seconds.maximum(), dialog.max_archive_mb.maximum()) == (86_400, 100_000)
+    dialog.ocr_enabled.setChecked(False)
+    dialog.max_text_mb.setValue(5)
+    dialog.max_seconds.setValue(30)
+    dialog.max_archive_mb.setValue(64)
+    dialog.child_tokens.setValue(128)  # a restart setting: saved, not applied to the open library
+    save_button(dialog).click()
+    loaded = load_settings(settings.data_dir)
+    assert (loaded.ocr_enabled, loaded.extract_max_text_mb, loaded.extract_max_seconds,
+            loaded.archive_max_inflated_mb) == (False, 5, 30, 64)
+    reopened = make(qtbot, loaded)
+    assert not reopened.ocr_enabled.isChecked()
+    assert (reopened.max_text_mb.value(), reopened.max_seconds.value(), reopened.max_archive_mb.value()) == (5, 30, 64)
+
+    apply_reading_settings(library, dialog.result_settings)
+    assert library.settings.extraction_budget().max_chars == 5_000_000 and not library.settings.ocr_enabled
+    assert library.settings.extraction_budget().max_inflated_bytes == 64 * 1024 * 1024
+    assert library.settings.chunk_child_tokens == settings.chunk_child_tokens
+
+
+def test_saving_reading_limits_in_the_window_applies_them(qtbot, window):
+    dialog = window.open_settings()
+    dialog.max_seconds.setValue(45)
+    save_button(dialog).click()
+    assert window.library.settings.extract_max_seconds == 45
+    assert window.viewer.budget().max_seconds == 45.0
+    assert "reading limits" in window.statusBar().currentMessage()

@@ -64,8 +64,9 @@ class FileRecord:
     @property
     def folder(self) -> str:
         """The folder as the user knows it: the indexed root's name, then the path under it
-        ("share/Finance/2023"); several roots' folders never look alike in one list."""
-        rel_dir = self.rel_path.rpartition("/")[0]
+        ("share/Finance/2023"); several roots' folders never look alike in one list. A member of an
+        archive or a mail is in its container's folder."""
+        rel_dir = self.rel_path.partition("!/")[0].rpartition("/")[0]
         root = self.path[: len(self.path) - len(self.rel_path)].rstrip("/\\") if self.path.endswith(self.rel_path) else ""
         name = root.replace("\\", "/").rpartition("/")[2]
         if not name:
