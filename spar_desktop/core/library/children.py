@@ -89,30 +89,43 @@ def list_container(real_path: str, fmt: str, budget: ExtractionBudget) -> tuple[
     return items, list(walk.notes)
 
 
-def sync_children(s: Session, container_id: int, container: dict, real_path: str,
-                  budget: ExtractionBudget) -> ChildSync:
-    """List the container at ``real_path`` and make its child rows match (add, update, remove)."""
-    sync = ChildSync()
+def read_container(real_path: str, fmt: str, budget: ExtractionBudget) -> "ContainerListing":
+    """List a container (outside any database transaction: hashing its members takes time)."""
+    try:
+        items, notes = list_container(real_path, fmt, budget)
+        return ContainerListing(items, notes, None)
+    except ExtractionError as exc:
+        return ContainerListing([], [], exc.message)
+    except Exception as exc:  # noqa: BLE001 - one broken container must not stop a scan
+        log.warning("listing %s failed", real_path, exc_info=True)
+        return ContainerListing([], [], f"could not list its contents ({type(exc).__name__})")
+
+
+@dataclass
+class ContainerListing:
+    items: list[tuple[str, object]]
+    notes: list[str]
+    unreadable: Optional[str]
+
+
+def sync_children(s: Session, container_id: int, container: dict, listing: "ContainerListing | str",
+                  budget: Optional[ExtractionBudget] = None) -> ChildSync:
+    """Make the container's child rows match its listing (add, update, remove); given the
+    container's real path instead, list it first (inside the caller's transaction)."""
+    if isinstance(listing, str):
+        listing = read_container(listing, container["format"], budget or ExtractionBudget())
+    sync = ChildSync(unreadable=listing.unreadable)
     prefix = descendants_prefix(container["path"])
     existing = {p: (i, h, st) for p, i, h, st in s.execute(
         select(File.path, File.id, File.content_hash, File.status).where(File.path.startswith(prefix, autoescape=True)))}
-    try:
-        items, notes = list_container(real_path, container["format"], budget)
-    except ExtractionError as exc:
-        items, notes = [], []
-        sync.unreadable = exc.message
-    except Exception as exc:  # noqa: BLE001 - one broken container must not stop a scan
-        log.warning("listing %s failed", real_path, exc_info=True)
-        items, notes = [], []
-        sync.unreadable = f"could not list its contents ({type(exc).__name__})"
     if sync.unreadable:
         s.execute(update(File).where(File.id == container_id).values(status=FileStatus.ERROR, error=sync.unreadable))
         sync.problems.append((container["path"], sync.unreadable))
-    for note in notes:
+    for note in listing.notes:
         sync.problems.append((container["path"], note))
     id_of = {container["path"]: container_id}
     seen: set[str] = set()
-    for chain, member in items:
+    for chain, member in listing.items:
         row = child_row(container, chain, member)
         path = row["path"]
         if path in seen:
