@@ -13,6 +13,16 @@ NO_TEXT_LAYER = "no text layer (scanned?)"
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 
 
+def pdf_problem(exc: BaseException) -> str:
+    """MuPDF's complaint about a broken PDF in words for people ('code=7: Invalid number of pages')."""
+    detail = re.sub(r"^code=\d+:\s*", "", str(exc)).strip()
+    if "number of pages" in detail.lower():
+        return "its page list is damaged (it claims an impossible number of pages)"
+    if not detail or len(detail) > 200:
+        return "its structure is damaged and cannot be read"
+    return detail[0].lower() + detail[1:]
+
+
 def extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
     with PYMUPDF_LOCK:
         return _extract_pdf(path, max_chars)
@@ -30,13 +40,18 @@ def _extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
             # Opening with an empty user password failed: a real password is required. PDFs
             # encrypted with only an owner password (print/copy restrictions) open fine.
             raise ExtractionError("PDF is password-protected")
-        title = ((doc.metadata or {}).get("title") or "").strip() or None
+        try:
+            # MuPDF counts pages lazily: a page tree claiming 99,999,999 pages raises only here.
+            page_count = doc.page_count
+            title = ((doc.metadata or {}).get("title") or "").strip() or None
+        except Exception as exc:  # noqa: BLE001 - RuntimeError('code=7: Invalid number of pages')...
+            raise ExtractionError(f"corrupt PDF: {pdf_problem(exc)}") from exc
         warnings: list[str] = []
-        if getattr(doc, "is_repaired", False) and doc.page_count:
+        if getattr(doc, "is_repaired", False) and page_count:
             warnings.append("PDF was damaged and has been repaired; text may be incomplete")
-        if doc.page_count == 0:
+        if page_count == 0:
             return ExtractedDocument((), "pdf", title, tuple(warnings), "PDF has no pages")
-        pages, empty = _read_pages(doc, max_chars, warnings)
+        pages, empty = _read_pages(doc, page_count, max_chars, warnings)
     if not pages:
         return ExtractedDocument((), "pdf", title, tuple(warnings), NO_TEXT_LAYER)
     if empty:
@@ -45,7 +60,7 @@ def _extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
     return ExtractedDocument(tuple(pages), "pdf", title, tuple(warnings))
 
 
-def _read_pages(doc, max_chars: int, warnings: list[str]) -> tuple[list[PageText], list[int]]:
+def _read_pages(doc, page_count: int, max_chars: int, warnings: list[str]) -> tuple[list[PageText], list[int]]:
     """Non-empty pages (1-based numbers kept) and the numbers of pages without text."""
     import pymupdf
 
@@ -54,7 +69,7 @@ def _read_pages(doc, max_chars: int, warnings: list[str]) -> tuple[list[PageText
     pages: list[PageText] = []
     empty: list[int] = []
     total = 0
-    for i in range(doc.page_count):
+    for i in range(page_count):
         number = i + 1
         try:
             blocks = doc.load_page(i).get_text("blocks", flags=flags)
@@ -68,7 +83,7 @@ def _read_pages(doc, max_chars: int, warnings: list[str]) -> tuple[list[PageText
         if total + len(text) > max_chars:
             text = text[: max(0, max_chars - total)].rstrip()
             warnings.append(
-                f"text truncated at {max_chars:,} characters (page {number} of {doc.page_count})"
+                f"text truncated at {max_chars:,} characters (page {number} of {page_count})"
             )
             if text:
                 pages.append(PageText(number, text))

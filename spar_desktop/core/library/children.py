@@ -108,12 +108,8 @@ class ContainerListing:
     unreadable: Optional[str]
 
 
-def sync_children(s: Session, container_id: int, container: dict, listing: "ContainerListing | str",
-                  budget: Optional[ExtractionBudget] = None) -> ChildSync:
-    """Make the container's child rows match its listing (add, update, remove); given the
-    container's real path instead, list it first (inside the caller's transaction)."""
-    if isinstance(listing, str):
-        listing = read_container(listing, container["format"], budget or ExtractionBudget())
+def sync_children(s: Session, container_id: int, container: dict, listing: "ContainerListing") -> ChildSync:
+    """Make the container's child rows match its listing (add, update, remove)."""
     sync = ChildSync(unreadable=listing.unreadable)
     prefix = descendants_prefix(container["path"])
     existing = {p: (i, h, st) for p, i, h, st in s.execute(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
+from spar_desktop.core.documents.extract_pdf import pdf_problem
 from spar_desktop.core.library.doc_metadata import KIND_NAMES, mail_metadata, office_metadata
 from spar_desktop.core.library.models import FileStatus
 from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
@@ -70,6 +71,46 @@ OLE_MAGIC = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _MAGIC_BY_FIRST_BYTE: dict[bytes, list[tuple[bytes, str]]] = {}
 for _magic, _fmt in MAGIC:
     _MAGIC_BY_FIRST_BYTE.setdefault(_magic[:1], []).append((_magic, _fmt))
+
+
+# SQLite INTEGER and PostgreSQL BIGINT hold 64 bits; a clock set to the year 2400 gives an mtime
+# in nanoseconds beyond that, which the database refuses (the whole batch with it).
+_INT64_MAX = 2**63 - 1
+
+
+def storable_mtime_ns(ns: int) -> int:
+    """An mtime as the index stores it: clamped to 64 bits. Compare a stat's ``st_mtime_ns`` with a
+    stored ``mtime_ns`` through this, or a file dated after 2262 looks changed on every scan."""
+    return ns if -_INT64_MAX <= ns <= _INT64_MAX else max(-_INT64_MAX, min(ns, _INT64_MAX))
+
+
+def mtime_datetime(ns: int) -> Optional[datetime]:
+    """The local modification time of an mtime, or None when the platform cannot represent it
+    (before 1970 on Windows, after the year 9999 anywhere): a date we cannot show is no date."""
+    if ns <= 0:
+        return None
+    try:
+        return datetime.fromtimestamp(ns / 1e9)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+_SPECIAL_KINDS = ((stat_mod.S_ISFIFO, "a named pipe"), (stat_mod.S_ISSOCK, "a socket"),
+                  (stat_mod.S_ISCHR, "a character device"), (stat_mod.S_ISBLK, "a block device"))
+
+
+def special_kind(mode: int) -> str:
+    """'a named pipe', 'a socket', ... for the st_mode of something that is not a file or folder."""
+    return next((name for test, name in _SPECIAL_KINDS if test(mode)), "a special file")
+
+
+def special_file_message(mode: int) -> str:
+    """What the user reads about a FIFO, socket or device found in an indexed folder."""
+    return f"not a regular file ({special_kind(mode)}): skipped"
+
+
+class NotRegularFile(OSError):
+    """The path turned out to be a named pipe, socket or device: not a document (str: the message)."""
 
 
 @dataclass
@@ -198,25 +239,32 @@ def _pdf_metadata(path: str, result: ProbeResult) -> None:
         result.status, result.error = FileStatus.ERROR, f"corrupt PDF: {detail}"
         return
     try:
-        if doc.is_repaired:
-            # MuPDF silently repairs broken cross-reference tables; most such files read fine,
-            # but a file cut short (interrupted copy/download) has lost content.
-            if not _has_pdf_eof(path):
-                result.status, result.error = FileStatus.ERROR, "corrupt PDF: the file is truncated (no end-of-file marker)"
-                return
-            result.extra["warning"] = "damaged PDF structure, repaired on open"
-        if doc.needs_pass:
-            result.status, result.error = FileStatus.ENCRYPTED, "PDF is password-protected"
-            return
-        result.page_count = doc.page_count
-        meta = doc.metadata or {}
-        result.title = (meta.get("title") or "").strip() or None
-        result.author = (meta.get("author") or "").strip() or None
-        result.created_at = parse_pdf_date(meta.get("creationDate"))
-        if doc.page_count == 0:
-            result.status, result.error = FileStatus.EMPTY, "PDF has no pages"
+        _read_pdf_facts(doc, path, result)
+    except Exception as exc:  # noqa: BLE001 - a page tree claiming 99,999,999 pages raises here
+        result.status, result.error = FileStatus.ERROR, f"corrupt PDF: {pdf_problem(exc)}"
     finally:
         doc.close()
+
+
+def _read_pdf_facts(doc, path: str, result: ProbeResult) -> None:
+    """Page count, title, author, date and the repaired/encrypted/empty states of an open PDF."""
+    if doc.is_repaired:
+        # MuPDF silently repairs broken cross-reference tables; most such files read fine,
+        # but a file cut short (interrupted copy/download) has lost content.
+        if not _has_pdf_eof(path):
+            result.status, result.error = FileStatus.ERROR, "corrupt PDF: the file is truncated (no end-of-file marker)"
+            return
+        result.extra["warning"] = "damaged PDF structure, repaired on open"
+    if doc.needs_pass:
+        result.status, result.error = FileStatus.ENCRYPTED, "PDF is password-protected"
+        return
+    result.page_count = doc.page_count
+    meta = doc.metadata or {}
+    result.title = (meta.get("title") or "").strip() or None
+    result.author = (meta.get("author") or "").strip() or None
+    result.created_at = parse_pdf_date(meta.get("creationDate"))
+    if doc.page_count == 0:
+        result.status, result.error = FileStatus.EMPTY, "PDF has no pages"
 
 
 def _has_pdf_eof(path: str) -> bool:
@@ -227,7 +275,8 @@ def _has_pdf_eof(path: str) -> bool:
 
 
 def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
-    """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses).
+    """Describe one regular file cheaply. OSErrors propagate (the scanner turns them into statuses),
+    NotRegularFile among them.
 
     Without ``follow_links`` the file is opened with O_NOFOLLOW: a file swapped for a symbolic
     link after the scanner checked where links point is refused, not read. O_NONBLOCK: a file
@@ -240,8 +289,8 @@ def probe_file(path: str, name: str, follow_links: bool = False) -> ProbeResult:
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
-        if not stat_mod.S_ISREG(st.st_mode):
-            return ProbeResult(st.st_size, st.st_mtime_ns, "other", None, FileStatus.UNSUPPORTED, "not a regular file")
+        if not stat_mod.S_ISREG(st.st_mode):  # swapped for a FIFO/device after the listing
+            raise NotRegularFile(special_file_message(st.st_mode))
         size = st.st_size
         if size == 0:
             result = ProbeResult(0, st.st_mtime_ns, sniff_format(name, b"")[0], "b2:empty",

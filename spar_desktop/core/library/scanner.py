@@ -16,12 +16,12 @@ import stat as stat_mod
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from datetime import datetime
 from operator import attrgetter, itemgetter
 from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import OperationalError
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
@@ -32,9 +32,12 @@ from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, 
 from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_virtualenv, is_within, normalize_root, raw_path_bytes,
 )
-from spar_desktop.core.library.children import mark_children_missing, remove_children, sync_children
+from spar_desktop.core.library.children import (
+    ContainerListing, mark_children_missing, read_container, remove_children, sync_children,
+)
 from spar_desktop.core.library.probe import (
-    CONTAINER_FORMATS, READABLE_FORMATS, SAMPLED_HASH_PREFIX, ProbeResult, format_from_name, probe_file,
+    CONTAINER_FORMATS, READABLE_FORMATS, SAMPLED_HASH_PREFIX, NotRegularFile, ProbeResult, format_from_name,
+    mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
 )
 from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_specs
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
@@ -43,6 +46,18 @@ log = logging.getLogger(__name__)
 SCAN_LOCK = ".scan.lock"
 
 _entry_name = attrgetter("name")
+
+# What the user reads when something nobody foresaw goes wrong with one file; the log has the rest.
+UNEXPECTED_READ = "SPAR could not read this file (an unexpected problem; the details are in the log)"
+UNEXPECTED_RECORD = "SPAR could not record this file in the index (an unexpected problem; the details are in the log)"
+NAME_CLASH_FILE = ("another file shows under this same name: its real name has bytes that are not valid text, "
+                   "written here as \\xNN; skipped, rename one of the two")
+NAME_CLASH_FOLDER = ("another folder shows under this same name: its real name has bytes that are not valid text, "
+                     "written here as \\xNN; skipped with everything in it, rename one of the two")
+
+
+class RootRefused(ValueError):
+    """A folder that cannot be added as a root; the message says why, for the user."""
 
 
 @dataclass
@@ -102,7 +117,10 @@ class Scanner:
                         root.ignore_patterns = sorted(set(root.ignore_patterns or []) | set(ignore_patterns))
                     return root, real, None
                 if is_within(real, root.path):
-                    return root, real, f"{real} is inside the indexed folder {root.path}; scanned as part of it"
+                    return root, real, f"{display_path(real)} is inside the indexed folder {root.path}; scanned as part of it"
+            if display_path(real) != real:
+                # A root's path is walked as stored; one with undecodable bytes cannot be stored.
+                raise RootRefused("its name has bytes that are not valid text: add the folder that contains it instead")
             folder = Folder(path=real, ignore_patterns=list(ignore_patterns))
             s.add(folder)
             s.flush()
@@ -136,12 +154,20 @@ class Scanner:
             report.problems.append((display_path(real), "folder not found"))
             return report
         if not (os.path.isdir(real) or os.path.isfile(real)):
-            report.problems.append((display_path(real), "not a folder or a regular file"))
+            try:
+                kind = f" ({special_kind(os.stat(real).st_mode)})"
+            except OSError:
+                kind = ""
+            report.problems.append((display_path(real), f"not a folder or a regular file{kind}"))
             return report
         # A file is scanned alone: inside an indexed folder as part of it, else as its own root
         # (the user dropped one document; indexing its siblings too would surprise them).
         with self._turn(progress):
-            folder, subtree, report.note = self.add_root(real, ignore_patterns)
+            try:
+                folder, subtree, report.note = self.add_root(real, ignore_patterns)
+            except RootRefused as exc:
+                report.problems.append((display_path(real), f"folder not added: {exc}"))
+                return report
             run = _ScanRun(self, folder, subtree, report, progress, cancel)
             run.execute()
         report.seconds = time.perf_counter() - start
@@ -194,15 +220,17 @@ class _ScanRun:
         self.pending_unchanged = 0
         self.issues: list[tuple[str, str]] = []
         self.tag_cache: Optional[TagCache] = None
+        self.listings: dict[str, ContainerListing] = {}  # path -> members of containers in the batch being written
         settings = scanner.library.settings
         self.budget = settings.extraction_budget() if settings is not None else ExtractionBudget()
         self.chain_ids: dict[tuple[str, object], int] = {}  # (source, folder path or (year, month)) → tag id
 
     def _load_known(self) -> None:
-        prefix = self.subtree.rstrip(os.sep) + os.sep
+        shown = display_path(self.subtree)  # stored paths are display text
+        prefix = shown.rstrip(os.sep) + os.sep
         # Child documents (parent_id set) are not on disk: their container's scan keeps them.
         q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash, File.format).where(
-            ((File.path == self.subtree) | (File.path.startswith(prefix, autoescape=True))) & File.parent_id.is_(None)
+            ((File.path == shown) | (File.path.startswith(prefix, autoescape=True))) & File.parent_id.is_(None)
         )
         with self.lib.engine.begin() as conn:
             rows = fetch_rows(conn, q)
@@ -241,6 +269,10 @@ class _ScanRun:
     # every folder path it builds is real (the data-dir check needs no realpath).
     def _walk(self, top: str) -> Iterator[tuple[str, list, list]]:
         if os.path.isfile(top):  # single-file mode: the user named this file, ignore patterns aside
+            shown = display_path(top)
+            if shown != top and os.path.lexists(shown):
+                self.issues.append((shown, NAME_CLASH_FILE))
+                return
             rel = os.path.basename(top) if top == self.root else os.path.relpath(top, self.root).replace(os.sep, "/")
             yield rel.rpartition("/")[0] + "/" if "/" in rel else "", [top], []
             return
@@ -269,11 +301,15 @@ class _ScanRun:
                 if os.sep != "/":
                     rel_prefix = rel_prefix.replace(os.sep, "/")
             regular, links = [], []
+            pushed = len(stack)
+            odd_names = False
             for entry in entries:
                 name = entry.name
                 if name in exact or (glob_match is not None and glob_match(name)) or (
                         path_match is not None and path_match(rel_prefix + name)):
                     continue
+                if not name.isascii():
+                    odd_names = True
                 try:
                     if entry.is_file(follow_symlinks=False):
                         regular.append(entry)
@@ -288,10 +324,43 @@ class _ScanRun:
                         except OSError:
                             pass
                         links.append(entry)
+                    else:  # FIFO, socket, device: never opened (a FIFO would block), but said
+                        self.issues.append((display_path(entry.path),
+                                            special_file_message(entry.stat(follow_symlinks=False).st_mode)))
                 except OSError as exc:
                     self.issues.append((display_path(entry.path), _os_error_message(exc, False)))
+            if odd_names:
+                regular, links = self._drop_name_clashes(regular, links, stack, pushed)
             yield rel_prefix, regular, links
             self.progress(Progress(self.n_seen, None, f"scanning {display_path(current)}"))
+
+    def _drop_name_clashes(self, regular: list, links: list, stack: list[str], pushed: int) -> tuple[list, list]:
+        """Drop the entries of one folder whose stored name would be another's.
+
+        A name that is not valid UTF-8 is stored with its undecodable bytes written as \\xNN, so
+        b'a\\xff.txt' and a file literally named 'a\\xff.txt' (or b'\\xff\\\\xfe' and b'\\\\xff\\xfe')
+        would be one path, and the index refuses the second row (it stopped the whole scan).
+        A name that is exact text keeps its path; of two escaped names, the first in name order
+        does. The other one is reported and skipped, on every scan, until one is renamed.
+        """
+        dirs = stack[pushed:]
+        named = [(e.name, e) for e in regular] + [(e.name, e) for e in links] + [(os.path.basename(d), d) for d in dirs]
+        taken = {name for name, _ in named if display_path(name) is name}
+        dropped: set[int] = set()
+        for name, item in sorted(((n, i) for n, i in named if display_path(n) is not n), key=itemgetter(0)):
+            shown = display_path(name)
+            if shown in taken:
+                dropped.add(id(item))
+                path = item if item.__class__ is str else item.path
+                self.issues.append((display_path(path), NAME_CLASH_FOLDER if item.__class__ is str else NAME_CLASH_FILE))
+                log.warning("skipped %s: its name reads the same as another once undecodable bytes are escaped",
+                            display_path(path))
+            else:
+                taken.add(shown)
+        if not dropped:
+            return regular, links
+        stack[pushed:] = [d for d in dirs if id(d) not in dropped]
+        return [e for e in regular if id(e) not in dropped], [e for e in links if id(e) not in dropped]
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a
@@ -301,34 +370,49 @@ class _ScanRun:
         unchanged = 0
         self.n_seen += len(regular) + len(links)
         for entry in regular:
-            if entry.__class__ is str:  # single-file mode
-                path, st_of = entry, os.stat
-            else:
-                path, st_of = entry.path, None
-            shown = path if path.isascii() else display_path(path)
-            known = unseen_pop(shown, None)
-            if known is None:
-                self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, None, False, None)
-            else:
-                try:
-                    st = entry.stat(follow_symlinks=False) if st_of is None else st_of(path)
-                except OSError as exc:
-                    self._record_error(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, exc, False)
+            known = None
+            try:  # the per-file error boundary: whatever one file raises is that file's status
+                if entry.__class__ is str:  # single-file mode
+                    path, st_of = entry, os.stat
                 else:
-                    if known[2] == st.st_size and known[3] == st.st_mtime_ns:
-                        unchanged += 1
-                        continue
-                    if stat_mod.S_ISREG(st.st_mode):
-                        self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, False, st)
+                    path, st_of = entry.path, None
+                shown = path if path.isascii() else display_path(path)
+                known = unseen_pop(shown, None)
+                if known is None:
+                    self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, None, False, None)
+                else:
+                    try:
+                        st = entry.stat(follow_symlinks=False) if st_of is None else st_of(path)
+                    except OSError as exc:
+                        self._record_error(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, exc, False)
+                    else:
+                        # The second test only runs for a changed file: an mtime after 2262 is
+                        # stored clamped to 64 bits and must still read as unchanged.
+                        if known[2] == st.st_size and (known[3] == st.st_mtime_ns
+                                                       or known[3] == storable_mtime_ns(st.st_mtime_ns)):
+                            unchanged += 1
+                            continue
+                        if stat_mod.S_ISREG(st.st_mode):
+                            self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, False, st)
+                        else:  # replaced by a FIFO/device since the listing: the file is gone
+                            self.unseen[shown] = known
+                            self.issues.append((shown, special_file_message(st.st_mode)))
+            except Exception as exc:  # noqa: BLE001
+                self._record_unexpected(entry if entry.__class__ is str else entry.path, rel_prefix, known, exc)
             if len(self.pending_new) + len(self.pending_changed) >= batch_size:
                 self.pending_unchanged += unchanged
                 unchanged = 0
                 self._flush()
         self.pending_unchanged += unchanged
         for entry in links:
-            path = entry.path
-            shown = display_path(path)
-            self._visit_link(path, rel_prefix + entry.name, shown, unseen_pop(shown, None))
+            known = None
+            try:
+                path = entry.path
+                shown = display_path(path)
+                known = unseen_pop(shown, None)
+                self._visit_link(path, rel_prefix + entry.name, shown, known)
+            except Exception as exc:  # noqa: BLE001
+                self._record_unexpected(entry.path, rel_prefix, known, exc)
             if len(self.pending_new) + len(self.pending_changed) >= batch_size:
                 self._flush()
 
@@ -344,9 +428,12 @@ class _ScanRun:
         except OSError as exc:
             self._record_error(path, rel, shown, known, exc, True)
             return
-        if not stat_mod.S_ISREG(st.st_mode):
-            return  # sockets, fifos, devices: not documents
-        if known and known[2] == st.st_size and known[3] == st.st_mtime_ns:
+        if not stat_mod.S_ISREG(st.st_mode):  # sockets, fifos, devices: not documents
+            if known is not None:
+                self.unseen[shown] = known
+            self.issues.append((shown, f"symbolic link to something that is {special_file_message(st.st_mode)}"))
+            return
+        if known and known[2] == st.st_size and known[3] == storable_mtime_ns(st.st_mtime_ns):
             self.pending_unchanged += 1
             return
         self._probe(target, rel, shown, known, True, st, link_path=path)
@@ -359,6 +446,9 @@ class _ScanRun:
         except FileNotFoundError as exc:
             self._record_error(path, rel, shown, known, exc, is_link)
             return
+        except NotRegularFile as exc:  # replaced by a FIFO or device since the listing: not a document
+            self._skip_special(shown, known, str(exc))
+            return
         except OSError as exc:
             # Readable metadata (stat) but unreadable content: index it with the error.
             if st is None:
@@ -366,11 +456,50 @@ class _ScanRun:
                     st = os.lstat(target)
                 except OSError:
                     st = None
-                if st is not None and not stat_mod.S_ISREG(st.st_mode):
-                    return  # replaced by a fifo, socket or device since the listing: not a document
+                if st is not None and not stat_mod.S_ISREG(st.st_mode):  # a socket cannot even be opened
+                    self._skip_special(shown, known, special_file_message(st.st_mode))
+                    return
             result = ProbeResult(st.st_size if st else 0, st.st_mtime_ns if st else 0, format_from_name(path), None,
                                  FileStatus.ERROR, _os_error_message(exc, is_link))
+        except Exception:  # noqa: BLE001 - a parser's surprise (MuPDF, zip, XML) is this file's status
+            log.exception("unexpected problem reading %s", shown)
+            result = self._error_result(target, path, st, UNEXPECTED_READ)
         row = self._row(path, rel, shown, result)
+        if known is None:
+            self.pending_new.append((row, shown, result))
+        else:
+            self.pending_changed.append((known, row, shown, result))
+
+    def _skip_special(self, shown: str, known: Optional[tuple], message: str) -> None:
+        if known is not None:
+            self.unseen[shown] = known  # the regular file it replaced is gone
+        self.issues.append((shown, message))
+
+    @staticmethod
+    def _error_result(target: str, path: str, st: Optional[os.stat_result], message: str) -> ProbeResult:
+        """An ERROR result with the file's real size and mtime, so the next scan sees it unchanged
+        (and does not stumble over it again) until the file itself changes."""
+        if st is None:
+            try:
+                st = os.lstat(target)
+            except OSError:
+                st = None
+        return ProbeResult(st.st_size if st else 0, st.st_mtime_ns if st else 0, format_from_name(path), None,
+                           FileStatus.ERROR, message)
+
+    def _record_unexpected(self, path: str, rel_prefix: str, known: Optional[tuple], exc: Exception) -> None:
+        """The per-file error boundary: an exception nobody foresaw, from one file, becomes that
+        file's ERROR status with a plain message and a log line; the scan goes on."""
+        shown = display_path(path)
+        log.error("unexpected problem scanning %s", shown, exc_info=exc)
+        try:
+            row = self._row(path, rel_prefix + path.rpartition(os.sep)[2], shown,
+                            self._error_result(path, path, None, UNEXPECTED_READ))
+        except Exception:  # noqa: BLE001 - cannot even describe it: say so and go on
+            log.exception("cannot record %s", shown)
+            self.report.problems.append((shown, UNEXPECTED_RECORD))
+            return
+        result = ProbeResult(row["size"], row["mtime_ns"], row["format"], None, FileStatus.ERROR, UNEXPECTED_READ)
         if known is None:
             self.pending_new.append((row, shown, result))
         else:
@@ -412,9 +541,9 @@ class _ScanRun:
             "path": shown, "raw_path": None if shown == path else raw_path_bytes(path), "folder_id": self.folder.id,
             "rel_path": rel if rel.isascii() else display_path(rel),
             "name": name if name.isascii() else display_path(name),
-            "size": r.size, "mtime_ns": r.mtime_ns, "content_hash": r.content_hash, "format": r.format,
-            "title": r.title, "author": r.author, "created_at": r.created_at,
-            "modified_at": datetime.fromtimestamp(r.mtime_ns / 1e9) if r.mtime_ns > 0 else None,
+            "size": r.size, "mtime_ns": storable_mtime_ns(r.mtime_ns), "content_hash": r.content_hash,
+            "format": r.format, "title": r.title, "author": r.author, "created_at": r.created_at,
+            "modified_at": mtime_datetime(r.mtime_ns),
             "page_count": r.page_count, "status": r.status, "error": r.error, "extra": r.extra or None,
         }
 
@@ -426,11 +555,74 @@ class _ScanRun:
                 done = self.report.seen
                 self.progress(Progress(done, None, f"{done} files"))
             return
+        new, changed = self.pending_new, self.pending_changed
+        self.pending_new, self.pending_changed = [], []
+        # Archives and mails are listed (every member streamed and hashed) before the write
+        # transaction opens: a large archive must not hold the index's write lock meanwhile.
+        self.listings = {row["path"]: self._list(row) for row in [r for r, _, _ in new] + [r for _, r, _, _ in changed]
+                         if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK}
+        try:
+            self._write(new, changed)
+        except OperationalError:
+            raise  # disk full, database locked or gone: the whole job's problem, not one file's
+        except Exception:  # noqa: BLE001 - one row the database refuses must not lose the batch
+            log.exception("writing a batch of %d files failed; writing them one by one", len(new) + len(changed))
+            for item in new:
+                self._write_alone([item], [])
+            for item in changed:
+                self._write_alone([], [item])
+        self.report.unchanged += self.pending_unchanged
+        self.pending_unchanged = 0
+        done = self.report.seen
+        self.progress(Progress(done, None, f"{done} files"))
+
+    def _write_alone(self, new: list, changed: list) -> None:
+        """One file of a batch that failed: as probed, else as an ERROR row, else a problem line."""
+        _, row, shown, result = (None, *new[0]) if new else changed[0]
+        try:
+            self._write(new, changed)
+            return
+        except OperationalError:
+            raise
+        except Exception:  # noqa: BLE001
+            log.exception("cannot record %s in the index as probed", shown)
+        failed = dict(row, status=FileStatus.ERROR, error=UNEXPECTED_RECORD, content_hash=None, title=None,
+                      author=None, created_at=None, page_count=None, extra=None)
+        failed_result = ProbeResult(row["size"], row["mtime_ns"], row["format"], None, FileStatus.ERROR, UNEXPECTED_RECORD)
+        try:
+            if new:
+                self._write([(failed, shown, failed_result)], [])
+            else:
+                self._write([], [(changed[0][0], failed, shown, failed_result)])
+        except OperationalError:
+            raise
+        except Exception:  # noqa: BLE001 - not even as an error (its path is taken?): a problem line
+            log.exception("cannot record %s in the index at all", shown)
+            self.report.problems.append((shown, UNEXPECTED_RECORD))
+
+    def _write(self, new: list[tuple[dict, str, ProbeResult]], changed: list[tuple[tuple, dict, str, ProbeResult]]) -> None:
+        """Write new and changed rows (with their tags and child documents) in one transaction;
+        the report counts them only once it is committed."""
+        tally = ScanReport(root="")
+        try:
+            self._write_rows(new, changed, tally)
+        except BaseException:
+            # Tags created in the rolled-back transaction do not exist: forget their cached ids.
+            self.chain_ids, self.tag_cache = {}, None
+            raise
+        report = self.report
+        report.new += tally.new
+        report.changed += tally.changed
+        report.restored += tally.restored
+        report.children += tally.children
+        report.problems.extend(tally.problems)
+
+    def _write_rows(self, pending_new: list, pending_changed: list, tally: ScanReport) -> None:
         now = utcnow()
         with self.lib.session() as s:
             conn = s.connection()
-            if self.pending_new:
-                rows = [row for row, _, _ in self.pending_new]
+            if pending_new:
+                rows = [row for row, _, _ in pending_new]
                 for row in rows:
                     row["first_seen_at"] = now
                 # Plain executemany (no RETURNING: several times faster on SQLite); the new ids
@@ -447,47 +639,47 @@ class _ScanRun:
                         select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
                 ids = [id_of[p] for p in paths]
                 insert_rows(conn, FileTag.__table__, self._tag_links(s, ids, rows))
-                for row, shown, result in self.pending_new:
+                for row, shown, result in pending_new:
                     if result.status != FileStatus.OK:
-                        self.report.problems.append((shown, result.error or result.status))
-                self.report.new += len(ids)
-                for file_id, (row, shown, result) in zip(ids, self.pending_new):
+                        tally.problems.append((shown, result.error or result.status))
+                tally.new += len(ids)
+                for file_id, (row, shown, result) in zip(ids, pending_new):
                     if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
-                        self._sync_children(s, file_id, row)
-            if self.pending_changed:
+                        self._sync_children(s, file_id, row, tally)
+            if pending_changed:
                 changed_ids = []
-                for known, row, shown, result in self.pending_changed:
+                for known, row, shown, result in pending_changed:
                     values = dict(row)
                     if known[4] == FileStatus.MISSING and row["content_hash"] == known[5]:
-                        self.report.restored += 1
+                        tally.restored += 1
                     else:
-                        self.report.changed += 1
+                        tally.changed += 1
                     if row["content_hash"] != known[5] and known[5] is not None:
                         values["content_version"] = File.content_version + 1
                         values["changed_at"] = now
                     conn.execute(update(File).where(File.id == known[1]).values(**values))
                     changed_ids.append(known[1])
                     if result.status != FileStatus.OK:
-                        self.report.problems.append((shown, result.error or result.status))
+                        tally.problems.append((shown, result.error or result.status))
                 for i in range(0, len(changed_ids), 500):
                     conn.execute(delete(FileTag).where(FileTag.file_id.in_(changed_ids[i:i + 500]),
                                                        FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
                 insert_rows(conn, FileTag.__table__,
-                            self._tag_links(s, changed_ids, [row for _, row, _, _ in self.pending_changed]))
-                for known, row, shown, result in self.pending_changed:
+                            self._tag_links(s, changed_ids, [row for _, row, _, _ in pending_changed]))
+                for known, row, shown, result in pending_changed:
                     if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
-                        self._sync_children(s, known[1], row)
+                        self._sync_children(s, known[1], row, tally)
                     elif known[6] in CONTAINER_FORMATS or known[6] == "email":
                         remove_children(s, row["path"])
-            self.report.unchanged += self.pending_unchanged
-        done = self.report.seen
-        self.progress(Progress(done, None, f"{done} files"))
-        self.pending_new, self.pending_changed, self.pending_unchanged = [], [], 0
 
-    def _sync_children(self, s, file_id: int, row: dict) -> None:
-        """List a new or changed container's members into child rows with its tags."""
-        real = row["raw_path"] and os.fsdecode(row["raw_path"]) or row["path"]
-        sync = sync_children(s, file_id, row, real, self.budget)
+    def _list(self, row: dict) -> ContainerListing:
+        self.progress(Progress(self.report.seen, None, f"reading inside {row['name']}"))
+        return read_container(row["raw_path"] and os.fsdecode(row["raw_path"]) or row["path"], row["format"], self.budget)
+
+    def _sync_children(self, s, file_id: int, row: dict, tally: ScanReport) -> None:
+        """A new or changed container's members (listed by _flush) into child rows with its tags."""
+        listing = self.listings.get(row["path"]) or self._list(row)
+        sync = sync_children(s, file_id, row, listing)
         changed = sync.added + sync.updated
         if sync.updated:
             ids = [i for i, _ in sync.updated]
@@ -497,8 +689,8 @@ class _ScanRun:
         if changed:
             insert_rows(s.connection(), FileTag.__table__, self._tag_links(s, [i for i, _ in changed],
                                                                            [r for _, r in changed]))
-        self.report.children += len(changed)
-        self.report.problems.extend(sync.problems)
+        tally.children += len(changed)
+        tally.problems.extend(sync.problems)
 
     def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[dict]:
         """Folder and date tag links of a batch; tags not seen yet in this run are resolved (and

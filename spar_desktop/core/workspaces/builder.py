@@ -19,7 +19,7 @@ from spar_desktop.core.library.models import File, FileStatus, Folder, utcnow
 from spar_desktop.core.documents.reading import OCR_NOTE
 from spar_desktop.core.documents.virtual import outer_path
 from spar_desktop.core.library.paths import is_within, os_path
-from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX
+from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX, storable_mtime_ns
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
 from spar_desktop.core.workspaces.engine import chunker_config
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
@@ -105,7 +105,7 @@ def _on_disk_problem(f: File, container: Optional[tuple[int, int]]) -> Optional[
         st = os.stat(outer_path(real))
     except OSError:
         return WorkspaceFileState.MISSING, "no longer on disk"
-    if st.st_size != size or st.st_mtime_ns != mtime:
+    if st.st_size != size or storable_mtime_ns(st.st_mtime_ns) != mtime:  # stored clamped (a file dated 2400)
         return WorkspaceFileState.FAILED, "changed on disk since the last scan: re-scan its folder"
     return None
 

@@ -131,18 +131,31 @@ class DateParser:
             return DateSpan(monday, today, text)
         if m := re.fullmatch(r"(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d+|two|three|four|five|six|twelve)\s+(day|week|month|year)s?", t):
             words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twelve": 12}
-            n = int(m[1]) if m[1].isdigit() else words[m[1]]
-            unit = m[2]
-            if unit == "day":
-                start = today - timedelta(days=n)
-            elif unit == "week":
-                start = today - timedelta(weeks=n)
-            elif unit == "month":
-                start = _shift_months(today, -n)
-            else:
-                start = _shift_months(today, -12 * n)
+            start = _go_back(today, m[1] if m[1].isdigit() else words[m[1]], m[2])
+            if start is None:
+                # 'the past 3000 years', 'last 999999999 days': every date there is, stated.
+                return DateSpan(date.min, today, text,
+                                f"'{text}' reaches back before the year 1: no earliest date is used")
             return DateSpan(start, today, text)
         return None
+
+
+def _go_back(today: date, n: str | int, unit: str) -> Optional[date]:
+    """``today`` minus ``n`` days/weeks/months/years, or None when that is before the year 1."""
+    if isinstance(n, str):
+        if len(n) > 9:  # more days than there are since the year 1 (and int() refuses 4,300+ digits)
+            return None
+        n = int(n)
+    months = {"month": 1, "year": 12}.get(unit)
+    if months is not None:
+        back = n * months
+        if back > (today.year - 1) * 12 + today.month - 1:
+            return None
+        return _shift_months(today, -back)
+    days = n * (7 if unit == "week" else 1)
+    if days > today.toordinal() - 1:
+        return None
+    return today - timedelta(days=days)
 
 
 DATE_TOKEN = (
@@ -178,27 +191,42 @@ def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], st
     """Date constraints in ``text``, problems found, and the text with the date words removed."""
     parser = DateParser(today)
     findings: list[DateFinding] = []
+    # Consumed characters as a bytearray: testing a match costs its length, not a scan of every
+    # span found so far (a request listing 20,000 dates was quadratic).
+    taken = bytearray(len(text))
     consumed: list[tuple[int, int]] = []
 
     def free(m: re.Match) -> bool:
-        return all(m.end() <= a or m.start() >= b for a, b in consumed)
+        return taken.find(1, m.start(), m.end()) < 0
+
+    def consume(m: re.Match) -> None:
+        a, b = m.span()
+        taken[a:b] = b"\x01" * (b - a)
+        consumed.append((a, b))
+
+    def safely(read, *args, **kwargs) -> Optional[DateSpan]:
+        try:
+            return read(*args, **kwargs)
+        except (ValueError, OverflowError):  # a date outside the calendar: said, never a traceback
+            parser.problems.append(f"'{args[0]}' is not a date SPAR can work with; ignored")
+            return None
 
     for m in RANGE_RE.finditer(text):
-        a, b = parser.span(m["a"]), parser.span(m["b"], prefer_past=False)
+        a, b = safely(parser.span, m["a"]), safely(parser.span, m["b"], prefer_past=False)
         if a and b and re.fullmatch(YEAR_RE, m["a"].strip()) and re.fullmatch(r"\d\d", m["b"].strip()):
             continue
         if a and b:
             findings.append(DateFinding("within", DateSpan(a.start, b.end, m[0].strip(), a.note or b.note)))
-            consumed.append(m.span())
+            consume(m)
     for m in RELATIVE_RE.finditer(text):
-        if free(m) and (span := parser.relative(m["r"])):
+        if free(m) and (span := safely(parser.relative, m["r"])):
             findings.append(DateFinding("within", span))
-            consumed.append(m.span())
+            consume(m)
     for m in OPEN_RE.finditer(text):
-        if free(m) and (span := parser.span(m["d"])):
+        if free(m) and (span := safely(parser.span, m["d"])):
             # 'from May 2019' alone means dated in May 2019 ('from X to Y' was taken as a range above)
             findings.append(DateFinding(OPEN_KIND[m["op"].lower()], DateSpan(span.start, span.end, m[0].strip(), span.note)))
-            consumed.append(m.span())
+            consume(m)
     for m in SINGLE_RE.finditer(text):
         if not free(m):
             continue
@@ -206,15 +234,20 @@ def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], st
         if re.fullmatch(r"may|march|mar|jun|june|sep|dec|jan", word.strip(), re.I) and not _date_context(text, m):
             continue  # 'may' the verb, 'march' the noun...: only a date next to date words
         problems_before = len(parser.problems)
-        if span := parser.span(word):
+        if span := safely(parser.span, word):
             findings.append(DateFinding("within", span))
-            consumed.append(m.span())
+            consume(m)
         elif len(parser.problems) > problems_before:
-            consumed.append(m.span())  # an impossible date ('Feb 30'): reported, not a keyword
-    rest = text
-    for a, b in sorted(consumed, reverse=True):
-        rest = rest[:a] + " " + rest[b:]
-    return findings, parser.problems, rest
+            consume(m)  # an impossible date ('Feb 30'): reported, not a keyword
+    # The text with each consumed span replaced by a space, built in one pass (slicing the
+    # string once per span was quadratic).
+    pieces: list[str] = []
+    pos = 0
+    for a, b in sorted(consumed):
+        pieces.append(text[pos:a])
+        pos = b
+    pieces.append(text[pos:])
+    return findings, parser.problems, " ".join(pieces)
 
 
 def _date_context(text: str, m: re.Match) -> bool:
@@ -232,10 +265,10 @@ def combine(findings: list[DateFinding]) -> tuple[Optional[date], Optional[date]
             lo, hi = f.span.start, f.span.end
         elif f.kind == "since":
             lo = f.span.start
-        elif f.kind == "after":
-            lo = f.span.end + timedelta(days=1)
+        elif f.kind == "after":  # the calendar's ends stay put rather than overflow
+            lo = f.span.end + timedelta(days=1) if f.span.end < date.max else date.max
         elif f.kind == "before":
-            hi = f.span.start - timedelta(days=1)
+            hi = f.span.start - timedelta(days=1) if f.span.start > date.min else date.min
         elif f.kind == "until":
             hi = f.span.end
         if lo and (since is None or lo > since):

@@ -55,8 +55,10 @@ exist exists existing associated association relationship related role influence
 PHRASE_BREAK = re.compile(r"\b(?:and|or|for|of|about|on|in|with|from|by|regarding|concerning|to|at|dated|that|which|including)\b|[,;:()\[\]!?\"]", re.I)
 
 AUTHOR_RE = re.compile(r"\b(?:written|authored|prepared|sent|created|signed)?\s*by\s+(?P<name>[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3})")
-AUTHOR_FIELD_RE = re.compile(r"\bauthor\s*[:=]\s*(?P<name>[\w.' -]+?)(?=\s*(?:,|;|$|\band\b))", re.I)
-FOLDER_RE = re.compile(r"\b(?:in|under|inside|within)\s+(?:the\s+)?(?:folder|directory)\s+[\"']?(?P<f>[\w./ -]+?)[\"']?(?=\s*(?:,|;|$|\band\b|\bfrom\b|\bsince\b))"
+# Names are bounded (200 characters): unbounded, each 'in folder' of a long request scanned the
+# rest of it, and 8,000 of them took minutes.
+AUTHOR_FIELD_RE = re.compile(r"\bauthor\s*[:=]\s*(?P<name>[\w.' -]{1,200}?)(?=\s*(?:,|;|$|\band\b))", re.I)
+FOLDER_RE = re.compile(r"\b(?:in|under|inside|within)\s+(?:the\s+)?(?:folder|directory)\s+[\"']?(?P<f>[\w./ -]{1,200}?)[\"']?(?=\s*(?:,|;|$|\band\b|\bfrom\b|\bsince\b))"
                        r"|\b(?:in|under|inside|within)\s+(?:the\s+)?[\"']?(?P<g>[\w./-]+)[\"']?\s+(?:folder|directory)\b", re.I)
 
 
@@ -88,6 +90,9 @@ class ParsedRequest:
         }
 
 
+_WORD_RE = re.compile(r"[\w][\w'./+-]*")
+
+
 def _is_label(word: str) -> bool:
     """'A' in 'patient A', 'B' in 'Site B': a capital letter after a word names something."""
     return len(word) == 1 and word.isupper()
@@ -96,21 +101,26 @@ def _is_label(word: str) -> bool:
 def extract_keywords(text: str) -> list[str]:
     """Content phrases: split at connectors/punctuation, drop stop-words at phrase edges."""
     phrases: list[str] = []
+    seen: set[str] = set()  # lower-cased phrases kept: a set, as a 20,000-item list made this quadratic
     for part in PHRASE_BREAK.split(text):
-        words = re.findall(r"[\w][\w'./+-]*", part)
-        words = [w.strip(".'") for w in words]
-        # Trim stop-words at both ends, keep inner ones ('chief of staff' is split anyway).
-        while words and words[0].lower() in STOP_WORDS:
-            words.pop(0)
-        while words and words[-1].lower() in STOP_WORDS and not (len(words) > 1 and _is_label(words[-1])):
-            words.pop()
+        words = [w.strip(".'") for w in _WORD_RE.findall(part)]
+        # Trim stop-words at both ends, keep inner ones ('chief of staff' is split anyway);
+        # by index, as popping the front of a long run of stop-words is quadratic too.
+        lo, hi = 0, len(words)
+        while lo < hi and words[lo].lower() in STOP_WORDS:
+            lo += 1
+        while lo < hi and words[hi - 1].lower() in STOP_WORDS and not (hi - lo > 1 and _is_label(words[hi - 1])):
+            hi -= 1
+        words = words[lo:hi]
         kept = [w for i, w in enumerate(words) if w.lower() not in STOP_WORDS or (i > 0 and _is_label(w))]
         if not kept:
             continue
         phrase = " ".join(kept)
         if len(phrase) == 1 and not phrase.isupper():
             continue
-        if phrase.lower() not in (p.lower() for p in phrases):
+        key = phrase.lower()
+        if key not in seen:
+            seen.add(key)
             phrases.append(phrase)
     return phrases
 
@@ -132,8 +142,9 @@ def parse_request(text: str, today: Optional[date] = None,
     notes += [f.span.note for f in findings if f.span.note]
     since, until = combine(findings)
     if since and until and since > until:
+        shown = ", ".join(f.span.text for f in findings[:6]) + (f" and {len(findings) - 6} more" if len(findings) > 6 else "")
         problems.append(
-            f"the dates contradict each other ({', '.join(f.span.text for f in findings)}): "
+            f"the dates contradict each other ({shown}): "
             f"nothing can be both on/after {since} and on/before {until}")
 
     formats: list[str] = []
