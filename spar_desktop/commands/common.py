@@ -7,6 +7,7 @@ import sys
 import time
 
 from spar_desktop.core.config import Settings, load_settings
+from spar_desktop.commands.terminal import printable
 from spar_desktop.core.progress import Progress
 
 
@@ -36,7 +37,7 @@ class StderrProgress:
             return
         self._last = now
         count = f"{p.done}/{p.total}" if p.total else f"{p.done}"
-        line = f"{self.label}: {count} {p.message}".rstrip()
+        line = printable(f"{self.label}: {count} {p.message}".rstrip())  # the message may name a file
         if self._tty:
             self.stream.write("\r\x1b[2K" + line[:150])
         else:

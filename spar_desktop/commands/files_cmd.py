@@ -8,6 +8,7 @@ import sys
 from datetime import date
 
 from spar_desktop.commands.common import open_library
+from spar_desktop.commands.terminal import printable
 
 
 def parse_day(text: str, end: bool = False) -> date:
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
     for r in rows:
         when = (r.created_at or r.modified_at)
         status = "" if r.status == "ok" else f"  [{r.status}: {r.error}]"
-        print(f"{when:%Y-%m-%d}  {r.format:<5} {r.path}{status}" if when else f"{'':10}  {r.format:<5} {r.path}{status}")
+        # Names come from the share: a raw ESC or newline in one would act on the terminal.
+        line = f"{when:%Y-%m-%d}  {r.format:<5} {r.path}{status}" if when else f"{'':10}  {r.format:<5} {r.path}{status}"
+        print(printable(line))
     print(f"{len(rows)} files", file=sys.stderr)
     return 0
 
@@ -86,7 +89,7 @@ def _print_duplicates(library, args: argparse.Namespace) -> int:
     for g in groups:
         print(f"{len(g.paths)} copies, {g.size:,} bytes each:")
         for p in g.paths:
-            print(f"  {p}")
+            print(f"  {printable(p)}")
     copies = sum(len(g.paths) - 1 for g in groups)
     print(f"{len(groups)} groups of identical files ({copies} extra copies)", file=sys.stderr)
     return 0

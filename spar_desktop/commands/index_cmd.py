@@ -7,6 +7,7 @@ import signal
 import sys
 
 from spar_desktop.commands.common import StderrProgress, open_library
+from spar_desktop.commands.terminal import printable
 from spar_desktop.core.progress import CancelToken
 
 MAX_PROBLEM_LINES = 50
@@ -59,13 +60,14 @@ def run(args: argparse.Namespace) -> int:
     failed = False
     for r in reports:
         inside = f", {r.children} inside archives and mails" if r.children else ""
-        print(f"{r.root}: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
-              f"{r.missing} missing{inside}, {len(r.problems)} problems ({r.seconds:.1f}s)"
-              + (" — CANCELLED, run again to resume" if r.cancelled else ""))
+        print(printable(f"{r.root}: {r.new} new, {r.changed} changed, {r.unchanged} unchanged, "
+                        f"{r.missing} missing{inside}, {len(r.problems)} problems ({r.seconds:.1f}s)"
+                        + (" — CANCELLED, run again to resume" if r.cancelled else "")))
         if r.note:
-            print(f"  note: {r.note}")
+            print(f"  note: {printable(r.note)}")
         for path, message in r.problems[:MAX_PROBLEM_LINES]:
-            print(f"  ! {path}: {message}")
+            # A file name or an extractor's message may hold ESC/CR/newline: shown, not acted on.
+            print(printable(f"  ! {path}: {message}"))
         if len(r.problems) > MAX_PROBLEM_LINES:
             print(f"  ... and {len(r.problems) - MAX_PROBLEM_LINES} more (spar files --status error)")
         if r.seen == 0 and r.problems and not r.missing:

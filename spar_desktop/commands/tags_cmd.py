@@ -8,6 +8,7 @@ import os
 import sys
 
 from spar_desktop.commands.common import open_library
+from spar_desktop.commands.terminal import printable
 
 SOURCE_TITLES = {"path": "Folders", "date": "Dates", "taxonomy": "Taxonomy", "user": "User tags",
                  "auto": "Automatic tags", "llm": "LLM tags"}
@@ -74,7 +75,7 @@ def show_tree(args: argparse.Namespace) -> int:
 
     def emit(n: dict, prefix: str, last: bool, top: bool) -> None:
         branch = "" if top else ("└── " if last else "├── ")
-        out.write(f"{prefix}{branch}{n['value']}  ({n['files']})\n")
+        out.write(f"{prefix}{branch}{printable(n['value'])}  ({n['files']})\n")  # folder names become tags
         kids = n.get("children", [])
         for k, child in enumerate(kids):
             emit(child, prefix + ("" if top else ("    " if last else "│   ")), k == len(kids) - 1, False)
@@ -100,7 +101,7 @@ def run_import(args: argparse.Namespace) -> int:
     print(f"{report.tags_created} tags created, {report.tags_existing} already known, "
           f"{report.edges_created} links, {report.duplicates} duplicates skipped, {len(report.problems)} problems")
     for line in report.problems[:50]:
-        print(f"  ! {line}")
+        print(f"  ! {printable(line)}")
     return 0
 
 
@@ -135,9 +136,9 @@ def run_assign(args: argparse.Namespace) -> int:
     print(f"{report.assigned} assignments to {report.files_matched} files, {report.tags_created} new tags, "
           f"{len(report.unknown_paths)} unknown paths")
     for path in report.unknown_paths[:50]:
-        print(f"  ! not in the index: {path}")
+        print(f"  ! not in the index: {printable(path)}")
     for line in report.problems[:50]:
-        print(f"  ! {line}")
+        print(f"  ! {printable(line)}")
     return 1 if report.files_matched == 0 and report.unknown_paths else 0
 
 

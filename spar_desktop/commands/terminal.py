@@ -1,14 +1,43 @@
 """Markdown emphasis for a terminal: answers (and the retrieval-only passages) are Markdown,
 which a terminal shows as raw '**'. In a terminal, ``**bold**`` becomes bold (or plain text
 with NO_COLOR / TERM=dumb); piped or redirected output keeps the Markdown as it is, so
-`spar ask ... > answer.md` stays a Markdown file."""
+`spar ask ... > answer.md` stays a Markdown file.
+
+Also ``printable``: text that came from a file or a share (names, paths, messages) made safe to
+print — a name holding ESC, OSC, BEL, CR or a newline must not clear the screen, retitle the
+window or forge an output line.
+"""
 
 from __future__ import annotations
 
 import os
+import re
 from typing import Callable, TextIO
 
 BOLD, NORMAL = "\x1b[1m", "\x1b[22m"
+
+# C0 controls, DEL and C1 controls (a terminal acts on all of them), and lone surrogates (an
+# undecodable byte kept by surrogateescape: printing it would raise).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: "re.Match[str]") -> str:
+    c = m[0]
+    if c in _NAMED:
+        return _NAMED[c]
+    code = ord(c)
+    if 0xDC80 <= code <= 0xDCFF:  # surrogateescape's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def printable(text: object) -> str:
+    """``text`` with control characters shown as visible escapes (``\\x1b``, ``\\n``, ``\\r``...);
+    other Unicode (accents, CJK, emoji) is left as it is. For human-readable output only: JSON
+    output is escaped by json.dumps already."""
+    s = text if isinstance(text, str) else str(text)
+    return _UNPRINTABLE.sub(_escape, s)
 
 
 def wants_rendering(stream: TextIO) -> bool:

@@ -1,4 +1,8 @@
-"""`spar ws ...`: workspaces — create from a request, explain, build, search, archive, share."""
+"""`spar ws ...`: workspaces — create from a request, explain, build, search, archive, share.
+
+Names, paths and messages can come from a share or someone else's .sparws: human-readable lines
+go through ``printable`` (no raw ESC/CR/newline reaches the terminal); --json output is escaped by
+json.dumps already."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from dataclasses import replace
 
 from spar_desktop.commands.common import StderrProgress, open_library
 from spar_desktop.commands.files_cmd import parse_day
+from spar_desktop.commands.terminal import printable
 from spar_desktop.core.documents.pages import page_span_label
 
 
@@ -96,13 +101,13 @@ def _guard(fn):
         try:
             return fn(args)
         except WorkspaceError as exc:
-            raise CommandError(str(exc)) from exc
+            raise CommandError(printable(exc)) from exc
     return wrapper
 
 
 def _print_explanation(exp) -> None:
     for line in exp.lines():
-        print(line)
+        print(printable(line))
 
 
 # Appended to the core's "no tag matches ..." refusal: the three choices, as flags.
@@ -129,16 +134,16 @@ def run_create(args) -> int:
     except UnscopedFilter as exc:
         from spar_desktop.cli import CommandError
 
-        raise CommandError(f"{exc}\n{UNSCOPED_HINT}") from exc
+        raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0
-    print(f"created workspace '{info.name}' ({exp.admitted} files admitted)")
+    print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted)"))
     _print_explanation(exp)
     if args.build:
         args.rebuild = False
         return run_build(args)
-    print(f"next: spar ws build \"{info.name}\"")
+    print(printable(f"next: spar ws build \"{info.name}\""))
     return 0
 
 
@@ -167,7 +172,7 @@ def run_files(args) -> int:
         print(json.dumps([{"path": r.path, "state": r.state, "error": r.error, "chunks": r.chunks} for r in rows], indent=1))
         return 0
     for r in rows:
-        print(f"{r.state:<9} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else ""))
+        print(printable(f"{r.state:<9} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else "")))
     return 0
 
 
@@ -181,10 +186,10 @@ def _print_unbuilt_files(mgr, info, as_json: bool) -> int:
                          indent=1))
         return 0
     for _, path, _ in admitted:
-        print(f"{NOT_BUILT}  {path}")
+        print(f"{NOT_BUILT}  {printable(path)}")
     hint = f'build it to search and ask: spar ws build "{info.name}"'
-    print(f"{len(admitted)} files admitted, {hint}" if admitted else
-          f"no file admitted (spar ws explain \"{info.name}\" says why)", file=sys.stderr)
+    print(printable(f"{len(admitted)} files admitted, {hint}" if admitted else
+                    f"no file admitted (spar ws explain \"{info.name}\" says why)"), file=sys.stderr)
     return 0
 
 
@@ -205,17 +210,17 @@ def run_build(args) -> int:
         print(json.dumps(report.to_json(), indent=1))
         return 130 if report.cancelled else 0
     if report.cancelled:
-        print(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume")
+        print(printable(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume"))
         return 130
-    print(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
-          f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
-          f"+{report.added_vectors}/-{report.removed_vectors} vectors) in {report.seconds:.1f}s")
+    print(printable(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
+                    f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
+                    f"+{report.added_vectors}/-{report.removed_vectors} vectors) in {report.seconds:.1f}s"))
     for note in report.notes:
-        print(f"  note: {note}")
+        print(f"  note: {printable(note)}")
     for path, state, message in report.problems[:50]:
-        print(f"  ! {path}: {state}: {message}")
+        print(printable(f"  ! {path}: {state}: {message}"))
     if len(report.problems) > 50:
-        print(f"  ... and {len(report.problems) - 50} more (spar ws files \"{report.name}\")")
+        print(printable(f"  ... and {len(report.problems) - 50} more (spar ws files \"{report.name}\")"))
     return 0
 
 
@@ -227,19 +232,19 @@ def run_search(args) -> int:
                           "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
         return 0
     for note in res.notes:
-        print(f"note: {note}", file=sys.stderr)
+        print(f"note: {printable(note)}", file=sys.stderr)
     if not res.hits:
-        print(res.message or "no results")
+        print(printable(res.message or "no results"))
         return 0
     for h in res.hits:
         pages = page_span_label(h.path, h.page_start, h.page_end)
         gone = "  [file no longer on disk]" if h.file_missing else ""
-        print(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}")
+        print(printable(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}"))
         snippet = " ".join(h.text.split())
-        print(f"     {snippet[:300]}{'…' if len(snippet) > 300 else ''}")
+        print(f"     {printable(snippet[:300])}{'…' if len(snippet) > 300 else ''}")
         if h.also_at:
             more = f" (+{len(h.also_at) - 3} more)" if len(h.also_at) > 3 else ""
-            print(f"     also at: {'; '.join(h.also_at[:3])}{more}")
+            print(printable(f"     also at: {'; '.join(h.also_at[:3])}{more}"))
     print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
     return 0
 
@@ -253,11 +258,11 @@ def run_list(args) -> int:
         print(json.dumps([i.to_json() for i in infos], indent=1, default=str))
         return 0
     for n in archived:
-        print(f"note: archived '{n}' (idle for {mgr.library.settings.workspace_idle_archive_days} days)")
+        print(printable(f"note: archived '{n}' (idle for {mgr.library.settings.workspace_idle_archive_days} days)"))
     if not infos:
         print('no workspaces yet: spar ws create NAME --prompt "..."')
     for i in infos:
-        print(f"{i.name:<30} {i.status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
+        print(f"{printable(i.name):<30} {i.status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
               f"last used {i.last_used_at:%Y-%m-%d %H:%M}")
     return 0
 
@@ -267,10 +272,10 @@ def run_simple(args) -> int:
     mgr = _manager(args)
     if args.action == "archive":
         mgr.archive(args.name)
-        print(f"archived '{args.name}': vectors dropped; filter, files, threads and history kept")
+        print(printable(f"archived '{args.name}': vectors dropped; filter, files, threads and history kept"))
     else:
         mgr.delete(args.name)
-        print(f"deleted workspace '{args.name}' (your files were not touched)")
+        print(printable(f"deleted workspace '{args.name}' (your files were not touched)"))
     return 0
 
 
@@ -279,7 +284,8 @@ def run_export(args) -> int:
     from spar_desktop.core.workspaces.sparws import export_workspace
 
     out = export_workspace(_manager(args), args.name, args.out)
-    print(f"wrote {out}")
+    print(printable(f"wrote {out}"))
+    print("paths in the export are absolute: the importer matches them against its own index")
     return 0
 
 
@@ -289,9 +295,16 @@ def run_import(args) -> int:
 
     r = import_workspace(_manager(args), args.file, args.name)
     found = r.matched_by_hash + r.matched_by_path
-    print(f"imported workspace '{r.name}': {found}/{r.files_total} files found in this index "
-          f"({r.matched_by_hash} by content, {r.matched_by_path} by path), {r.threads} threads, {r.queries} past queries")
-    for p in r.not_found[:30]:
-        print(f"  ! not in this index: {p}")
-    print(f"next: spar ws build \"{r.name}\"")
+    print(printable(f"imported workspace '{r.name}': {found}/{r.files_total} files found in this index "
+                    f"({r.matched_by_hash} by content, {r.matched_by_path} by path), {r.threads} threads, "
+                    f"{r.queries} past queries"))
+    if r.renamed_from is not None:
+        print(printable(f"  note: the file names it '{r.renamed_from}'; imported as '{r.name}' "
+                        "(names are unique and hold no control characters or path separators)"))
+    for label, paths in (("not in this index", r.not_found), ("not under an indexed folder", r.outside_roots)):
+        for p in paths[:30]:
+            print(f"  ! dropped, {label}: {printable(p)}")
+        if len(paths) > 30:
+            print(f"  ... and {len(paths) - 30} more {label}")
+    print(printable(f"next: spar ws build \"{r.name}\""))
     return 0

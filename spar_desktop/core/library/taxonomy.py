@@ -7,6 +7,9 @@ Formats:
 - MeSH-style tree numbers: CSV/TSV with columns term, tree_number[s][, description]; 'C04.557' is
   a child of 'C04'; a term may sit at several positions ('C04.557;C04.588' or repeated rows).
 Cycles, duplicates and unknown parents are reported and skipped; the rest is imported.
+Files come from other systems: anything unreadable (deep nesting, huge numbers, broken CSV
+quoting, oversized fields) is a TaxonomyError with a message; a term or description no database
+can store (NUL, an unpaired surrogate, a value that is not text) is reported and skipped.
 """
 
 from __future__ import annotations
@@ -72,6 +75,49 @@ def _read_text(path: Path) -> str:
     raise TaxonomyError(f"{path} is not text")
 
 
+def _csv_rows(text: str, dialect: type[csv.Dialect] = csv.excel) -> list[list[str]]:
+    """Every row, or TaxonomyError naming the line (newline='' lets a quoted cell hold a line
+    break and a lone CR end a line, as csv expects)."""
+    reader = csv.reader(io.StringIO(text, newline=""), dialect=dialect)
+    try:
+        return list(reader)
+    except csv.Error as exc:  # e.g. a cell over the csv module's 128 KiB field limit
+        raise TaxonomyError(f"line {reader.line_num}: cannot read the CSV ({exc})") from exc
+
+
+def _cut(text: object, limit: int = 80) -> str:
+    """A term or tree number as a problem line quotes it: a 100 KB cell must not become one."""
+    text = str(text)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _storable(text: str) -> bool:
+    """No database stores NUL or an unpaired surrogate (a '\\udc80' JSON escape)."""
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _drop_unstorable(terms: list[tuple[str, Optional[str]]], edges: list[tuple[str, str]],
+                     problems: list[str]) -> tuple[list[tuple[str, Optional[str]]], list[tuple[str, str]], list[str]]:
+    bad = {t for t, _ in terms if not _storable(t)}
+    for t in bad:
+        problems.append(f"the term {_cut(ascii(t))} holds a NUL or an undecodable character: skipped")
+    kept = []
+    for t, desc in terms:
+        if t in bad:
+            continue
+        if desc is not None and not _storable(desc):
+            problems.append(f"the description of '{_cut(t)}' holds a NUL or an undecodable character: ignored")
+            desc = None
+        kept.append((t, desc))
+    return kept, [(p, c) for p, c in edges if p not in bad and c not in bad], problems
+
+
 def detect_format(path: Path, text: str) -> str:
     if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "[")):
         return "json"
@@ -84,17 +130,19 @@ def detect_format(path: Path, text: str) -> str:
 def parse_taxonomy(text: str, fmt: str) -> tuple[list[tuple[str, Optional[str]]], list[tuple[str, str]], list[str]]:
     """Return (terms with descriptions, parent→child edges, problems) without touching the index."""
     if fmt == "json":
-        return _parse_json(text)
-    rows = list(csv.reader(io.StringIO(text), dialect=csv.excel_tab if "\t" in text.split("\n", 1)[0] else csv.excel))
+        return _drop_unstorable(*_parse_json(text))
+    rows = _csv_rows(text, csv.excel_tab if "\t" in text.split("\n", 1)[0] else csv.excel)
     if not rows:
         return [], [], ["the file is empty"]
-    return _parse_mesh(rows) if fmt == "mesh" else _parse_csv(rows)
+    return _drop_unstorable(*(_parse_mesh(rows) if fmt == "mesh" else _parse_csv(rows)))
 
 
 def _parse_json(text: str):
     try:
         data = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except RecursionError as exc:
+        raise TaxonomyError("not valid JSON: nested too deeply") from exc
+    except ValueError as exc:  # JSONDecodeError, or a number over Python's 4,300-digit limit
         raise TaxonomyError(f"not valid JSON: {exc}") from exc
     terms: dict[str, Optional[str]] = {}
     edges: list[tuple[str, str]] = []
@@ -103,23 +151,31 @@ def _parse_json(text: str):
     while stack:  # iterative: a deep taxonomy must not hit the recursion limit
         node, parent, depth = stack.pop()
         if depth > 64:
-            problems.append(f"deeper than 64 levels below '{parent}': cut there")
+            problems.append(f"deeper than 64 levels below '{_cut(parent)}': cut there")
             continue
         if isinstance(node, list):
             stack.extend((n, parent, depth) for n in reversed(node))
         elif isinstance(node, dict) and ("name" in node or "value" in node):
-            name = str(node.get("name") or node.get("value") or "").strip()
+            raw = node.get("name") or node.get("value") or ""
+            name = str(raw).strip() if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else ""
             if not name:
-                problems.append("a node without a name was skipped")
+                problems.append("a node without a name (or whose name is not text) was skipped")
                 continue
+            desc = node.get("description")
+            if desc is not None and not isinstance(desc, str):
+                problems.append(f"the description of '{_cut(name)}' is not text: ignored")
+                desc = None
             if name not in terms or not terms[name]:
-                terms[name] = node.get("description")
+                terms[name] = desc
             if parent:
                 edges.append((parent, name))
             stack.append((node.get("children") or [], name, depth + 1))
         elif isinstance(node, dict):
             for name, children in node.items():
-                name = str(name).strip()
+                name = name.strip()
+                if not name:
+                    problems.append("an empty term was skipped")
+                    continue
                 terms.setdefault(name, None)
                 if parent:
                     edges.append((parent, name))
@@ -187,7 +243,7 @@ def _parse_mesh(rows: list[list[str]]):
             if not number:
                 continue
             if number in by_number and by_number[number] != term:
-                problems.append(f"line {n}: tree number {number} already belongs to '{by_number[number]}'")
+                problems.append(f"line {n}: tree number {_cut(number)} already belongs to '{_cut(by_number[number])}'")
                 continue
             by_number[number] = term
     edges = []
@@ -200,10 +256,12 @@ def _parse_mesh(rows: list[list[str]]):
             parent_number = parent_number.rsplit(".", 1)[0]
             parent = by_number.get(parent_number)
         if parent is None:
-            problems.append(f"'{term}' ({number}): unknown parent {number.rsplit('.', 1)[0]}; imported as a root")
+            problems.append(f"'{_cut(term)}' ({_cut(number)}): unknown parent {_cut(number.rsplit('.', 1)[0])}; "
+                            "imported as a root")
             continue
         if parent_number != number.rsplit(".", 1)[0]:
-            problems.append(f"'{term}' ({number}): parent {number.rsplit('.', 1)[0]} unknown; attached to {parent_number}")
+            problems.append(f"'{_cut(term)}' ({_cut(number)}): parent {_cut(number.rsplit('.', 1)[0])} unknown; "
+                            f"attached to {_cut(parent_number)}")
         edges.append((parent, term))
     return list(terms.items()), edges, problems
 
@@ -237,7 +295,7 @@ def import_taxonomy(session: Session, path: str | Path, fmt: Optional[str] = Non
             else:
                 report.duplicates += 1
         except TagError:
-            report.problems.append(f"'{parent}' → '{child}' would create a cycle; edge skipped")
+            report.problems.append(f"'{_cut(parent)}' → '{_cut(child)}' would create a cycle; edge skipped")
     return report
 
 
@@ -268,7 +326,7 @@ def assign_from_csv(session: Session, csv_path: str | Path, base_dir: Optional[s
     """Rows 'path, tag[, tag...]'. Paths may be absolute, or relative to ``base_dir`` or any root."""
     text = _read_text(Path(csv_path))
     report = AssignReport()
-    rows = list(csv.reader(io.StringIO(text)))
+    rows = _csv_rows(text)
     if rows and rows[0] and rows[0][0].strip().lower() in ("path", "file", "filename"):
         rows = rows[1:]
     roots = [r.path for r in session.scalars(select(Folder))]
@@ -279,7 +337,7 @@ def assign_from_csv(session: Session, csv_path: str | Path, base_dir: Optional[s
         if not cells:
             continue
         if len(cells) < 2:
-            report.problems.append(f"line {n}: no tag for {cells[0]}")
+            report.problems.append(f"line {n}: no tag for {_cut(cells[0])}")
             continue
         file_id = _find_file(session, cells[0], bases)
         if file_id is None:
@@ -287,6 +345,9 @@ def assign_from_csv(session: Session, csv_path: str | Path, base_dir: Optional[s
             continue
         report.files_matched += 1
         for name in cells[1:]:
+            if not _storable(name):
+                report.problems.append(f"line {n}: the tag {_cut(ascii(name))} holds a NUL character: skipped")
+                continue
             if name not in tag_cache:
                 found = resolve_tags(session, name)
                 if not found:
