@@ -201,6 +201,10 @@ def run_build(args) -> int:
     cancel = CancelToken()
     previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
     progress = StderrProgress("building")
+    before = mgr.find(args.name)
+    if before is not None and before.interrupted:
+        print(printable(f"'{before.name}': its last build was interrupted; resuming (cached work is reused)"),
+              file=sys.stderr)
     try:
         report = mgr.build(args.name, progress, cancel, rebuild=getattr(args, "rebuild", False))
     finally:
@@ -263,7 +267,8 @@ def run_list(args) -> int:
         print('no workspaces yet: spar ws create NAME --prompt "..."')
     for i in infos:
         print(f"{printable(i.name):<30} {i.status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
-              f"last used {i.last_used_at:%Y-%m-%d %H:%M}")
+              f"last used {i.last_used_at:%Y-%m-%d %H:%M}"
+              + ("  (interrupted — build again to resume)" if i.interrupted else ""))
     return 0
 
 

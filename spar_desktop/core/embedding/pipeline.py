@@ -8,6 +8,7 @@ per-document encode calls would leave batches half empty and cost throughput on 
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Protocol, Sequence
 
@@ -74,13 +75,19 @@ def embed_documents(
     on_error: Optional[ErrorHandler] = None,
     batch_size: int = 64,
     flush_texts: int = 1024,
+    flush_seconds: float = 10.0,
+    commit_texts: int = 256,
 ) -> dict[str, CachedDocument]:
     """Return a CachedDocument per content hash, embedding only cache misses.
 
     ``items`` are (content hash, loader) pairs; duplicates are processed once. A loader or chunker
     failure is passed to ``on_error(hash, exc)`` and the document skipped; without a handler it
-    propagates. Finished batches are committed to the cache as they complete, so a cancelled
-    build keeps its work and the next build resumes where it stopped.
+    propagates.
+
+    Pending chunks are embedded once ``flush_texts`` pile up or ``flush_seconds`` passed since the
+    last flush (slow documents: OCR, large PDFs), and a flush commits to the cache every
+    ``commit_texts`` texts or so, whole documents at a time. So a cancelled, crashed or killed
+    build loses at most a few encode batches and the next build resumes where it stopped.
     """
     chunk_fn = chunk_fn or default_chunk_fn()
     key, model_id = config.cache_key, encoder.model_id
@@ -89,15 +96,26 @@ def embed_documents(
     pending = _Pending()
     seen: set[str] = set()
     done = embedded = 0
+    last_flush = time.monotonic()
 
     def report(message: str) -> None:
         progress(Progress(done, total, message))
 
     def flush() -> None:
-        nonlocal embedded
-        if not pending.docs:
+        nonlocal embedded, last_flush
+        docs = list(pending.docs)
+        pending.docs.clear()
+        pending.texts.clear()
+        if not docs:
             return
-        n_texts = len(pending.texts)
+        # Every chunk text of the flush, longest first: the order the encoder would sort one big
+        # call into, so slicing it into commit groups keeps its batches (and their padding) as
+        # they were. A document is committed as soon as its last chunk is embedded.
+        rows = [(i, r, c.embed_text) for i, (_, _, chunks) in enumerate(docs)
+                for r, c in enumerate(c for c in chunks if is_searchable(c))]
+        rows.sort(key=lambda x: len(x[2]), reverse=True)
+        left = [sum(1 for c in chunks if is_searchable(c)) for _, _, chunks in docs]
+        vectors = [np.empty((n, encoder.dim), dtype=np.float32) for n in left]
 
         def batch_progress(p: Progress) -> None:
             # One unit for the numbers and the words: documents done/total (what Progress
@@ -105,20 +123,30 @@ def embed_documents(
             of = f"/{total:,}" if total is not None else ""
             report(f"embedding {embedded + p.done:,} chunks ({done:,}{of} documents)")
 
-        vectors = encoder.encode(pending.texts, batch_size=batch_size, progress=batch_progress, cancel=cancel)
-        new_docs, row = [], 0
-        for h, doc, chunks in pending.docs:
-            n = sum(1 for c in chunks if is_searchable(c))
-            new_docs.append(
-                CachedDocument(h, key, model_id, tuple(chunks), vectors[row : row + n], title=doc.title,
-                               no_text_reason=doc.no_text_reason, warnings=tuple(doc.warnings))
-            )
-            row += n
-        cache.put_many(new_docs)
+        commit([i for i, n in enumerate(left) if n == 0], docs, vectors)  # nothing to embed: no text
+        for start in range(0, len(rows), commit_texts):
+            part = rows[start : start + commit_texts]
+            out = encoder.encode([t for _, _, t in part], batch_size=batch_size, progress=batch_progress,
+                                 cancel=cancel)
+            finished = []
+            for (i, r, _), vec in zip(part, out):
+                vectors[i][r] = vec
+                left[i] -= 1
+                if left[i] == 0:
+                    finished.append(i)
+            embedded += len(part)
+            commit(finished, docs, vectors)
+        last_flush = time.monotonic()
+
+    def commit(indices: list[int], docs: list[tuple[str, ExtractedDocument, list[Chunk]]],
+               vectors: list[np.ndarray]) -> None:
+        new_docs = []
+        for i in indices:
+            h, doc, chunks = docs[i]
+            new_docs.append(CachedDocument(h, key, model_id, tuple(chunks), vectors[i], title=doc.title,
+                                           no_text_reason=doc.no_text_reason, warnings=tuple(doc.warnings)))
+        cache.put_many(new_docs)  # one short WAL transaction: kept even if the build dies next
         results.update((d.content_hash, d) for d in new_docs)
-        embedded += n_texts
-        pending.docs.clear()
-        pending.texts.clear()
 
     for h, loader in items:
         check(cancel)
@@ -144,10 +172,11 @@ def embed_documents(
         pending.docs.append((h, doc, chunks))
         pending.texts.extend(c.embed_text for c in chunks if is_searchable(c))
         done += 1
-        if len(pending.texts) >= flush_texts:
+        if len(pending.texts) >= flush_texts or (pending.texts and time.monotonic() - last_flush >= flush_seconds):
             flush()
         elif done % 50 == 0:
             report(f"chunked {done} documents")
     flush()
     report(f"done: {embedded} chunks embedded, {len(results)} documents ready")
     return results
+

@@ -228,13 +228,18 @@ class _ScanRun:
     def _load_known(self) -> None:
         shown = display_path(self.subtree)  # stored paths are display text
         prefix = shown.rstrip(os.sep) + os.sep
+        self.whole_root = shown.rstrip(os.sep) == self.root.rstrip(os.sep)
         # Child documents (parent_id set) are not on disk: their container's scan keeps them.
         q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash, File.format).where(
             ((File.path == shown) | (File.path.startswith(prefix, autoescape=True))) & File.parent_id.is_(None)
         )
         with self.lib.engine.begin() as conn:
             rows = fetch_rows(conn, q)
-            conn.execute(delete(ScanIssue).where(ScanIssue.folder_id == self.folder.id))
+            # A subtree scan replaces only its own issues: the rest of the root was not looked at.
+            issues = ScanIssue.folder_id == self.folder.id
+            if not self.whole_root:
+                issues &= (ScanIssue.path == shown) | ScanIssue.path.startswith(prefix, autoescape=True)
+            conn.execute(delete(ScanIssue).where(issues))
         known = dict(zip(map(itemgetter(0), rows), rows))  # path → row, built in C
         missing, sampled, n = FileStatus.MISSING, SAMPLED_HASH_PREFIX, len(SAMPLED_HASH_PREFIX)
         for p, i, sz, mt, st, h, fmt in [r for r in rows if r[4] == missing or (r[5] is not None and r[5][:n] == sampled)]:
@@ -738,6 +743,9 @@ class _ScanRun:
                 self.report.missing = len(gone)
             for path, message in self.issues:
                 s.add(ScanIssue(folder_id=self.folder.id, path=path, message=message))
-            s.execute(update(Folder).where(Folder.id == self.folder.id).values(
-                last_scan_at=utcnow(), last_scan_complete=complete))
+            # Only a scan of the whole root can vouch for the whole root; an interrupted subtree
+            # scan still leaves the root incomplete.
+            if self.whole_root or not complete:
+                s.execute(update(Folder).where(Folder.id == self.folder.id).values(
+                    last_scan_at=utcnow(), last_scan_complete=complete))
         self.report.problems.extend(self.issues)

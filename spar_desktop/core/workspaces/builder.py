@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -31,6 +33,96 @@ if TYPE_CHECKING:
     from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
+
+BUILD_LOCK = "build.lock"  # in DATA_DIR/workspaces/<collection>/, held by the process building it
+# Builds running in this process, by (data dir, collection): the app builds in worker threads,
+# and a workspace it is building must never read as interrupted to its own UI.
+_running: dict[tuple[str, str], int] = {}
+_running_lock = threading.Lock()
+
+
+def _lock_path(data_dir: str | Path, collection: str) -> Path:
+    return Path(data_dir) / "workspaces" / collection / BUILD_LOCK
+
+
+def _try_lock(fh) -> bool:
+    """Take the build lock without waiting; False when another holder has it."""
+    try:
+        if os.name == "nt":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def _unlock(fh) -> None:
+    try:
+        if os.name == "nt":  # pragma: no cover
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        pass
+
+
+@contextmanager
+def _build_running(data_dir: Optional[str], collection: str):
+    """Mark this workspace's build as running: in this process (the registry) and for other
+    processes on the data dir (a lock the OS drops when the process dies, even by SIGKILL)."""
+    key = (str(data_dir), collection)
+    with _running_lock:
+        _running[key] = _running.get(key, 0) + 1
+    fh = None
+    try:
+        if data_dir is not None:
+            try:
+                path = _lock_path(data_dir, collection)
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fh = open(path, "a+b")
+                _try_lock(fh)  # a second build of it in this process already holds it: fine
+            except OSError as exc:  # a read-only data dir must not stop a build
+                log.warning("could not take the build lock of %s: %s", collection, exc)
+        yield
+    finally:
+        if fh is not None:
+            _unlock(fh)
+            fh.close()
+        with _running_lock:
+            _running[key] -= 1
+            if not _running[key]:
+                del _running[key]
+
+
+def build_in_progress(data_dir: Optional[str], collection: str) -> bool:
+    """Is a build of this workspace running now, in this process or another on the data dir?"""
+    with _running_lock:
+        if _running.get((str(data_dir), collection)):
+            return True
+    if data_dir is None:
+        return False
+    path = _lock_path(data_dir, collection)
+    if not path.exists():
+        return False
+    try:
+        with open(path, "a+b") as fh:
+            if _try_lock(fh):
+                _unlock(fh)
+                return False
+            return True
+    except OSError:
+        return False  # cannot tell: the status says what it was left at
 
 UNREADABLE = {FileStatus.ERROR: WorkspaceFileState.FAILED, FileStatus.ENCRYPTED: WorkspaceFileState.FAILED,
               FileStatus.MISSING: WorkspaceFileState.MISSING, FileStatus.EMPTY: WorkspaceFileState.NO_TEXT,
@@ -112,6 +204,15 @@ def _on_disk_problem(f: File, container: Optional[tuple[int, int]]) -> Optional[
 
 def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback = no_progress,
                     cancel: Optional[CancelToken] = None, rebuild: bool = False) -> BuildReport:
+    settings = manager.library.settings or manager.engine.settings
+    with manager.library.session() as s:
+        collection = manager.workspace_row(s, name).collection
+    with _build_running(getattr(settings, "data_dir", None), collection):
+        return _build_workspace(manager, name, progress, cancel, rebuild)
+
+
+def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback,
+                     cancel: Optional[CancelToken], rebuild: bool) -> BuildReport:
     from spar_desktop.core.documents.reading import read_document
     from spar_desktop.core.embedding.pipeline import embed_documents
 
@@ -194,7 +295,9 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
         report.cancelled = True
         with lib.session() as s:
             ws = s.get(Workspace, ws_id)
-            ws.status = previous if previous != WorkspaceStatus.ACTIVE else WorkspaceStatus.DRAFT
+            # A build left BUILDING by a killed process is not a state to return to.
+            ws.status = previous if previous not in (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING) \
+                else WorkspaceStatus.DRAFT
             ws.last_error = "build cancelled: build again to finish (finished work is kept in the cache)"
         report.seconds = time.perf_counter() - start
         return report

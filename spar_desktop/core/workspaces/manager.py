@@ -58,9 +58,16 @@ class WorkspaceInfo:
         return self.status == WorkspaceStatus.ACTIVE
 
     @property
+    def interrupted(self) -> bool:
+        """A build of it was killed (no process is building it): building again resumes it."""
+        return self.status == WorkspaceStatus.INTERRUPTED
+
+    @property
     def searchable(self) -> bool:
-        """Built once and not archived (an update may be running): a search opens its searcher."""
-        return self.built_at is not None and self.status in (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING)
+        """Built once and not archived (an update may be running or was interrupted): a search
+        opens its searcher."""
+        return self.built_at is not None and self.status in (
+            WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING, WorkspaceStatus.INTERRUPTED)
 
     def to_json(self) -> dict:
         return {
@@ -73,6 +80,7 @@ class WorkspaceInfo:
         }
 
 
+INTERRUPTED_MESSAGE = "build interrupted: build again to resume (finished work is kept in the cache)"
 MAX_NAME_LENGTH = 200
 # Control characters (C0, DEL, C1: a name is printed in terminals and lists), line and paragraph
 # separators, bidi overrides and isolates (they reorder what is shown), path separators (a name
@@ -133,6 +141,17 @@ class Workspaces:
         self._tag_index: Any = None
         # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
         self.searchers = SearcherCache(library, lambda: self.engine)
+        self.remove_orphaned_states()
+
+    def remove_orphaned_states(self) -> list[str]:
+        """Remove saved-searcher folders of workspaces that no longer exist (deleted by another
+        process, or a delete that could not remove them then); returns the collections removed."""
+        try:
+            with self.library.session() as s:
+                return self.searchers.remove_orphans(lambda: set(s.scalars(select(Workspace.collection))))
+        except Exception as exc:  # noqa: BLE001 - housekeeping must never stop the workspaces opening
+            log.warning("could not remove orphaned search indexes: %s", exc)
+            return []
 
     # -- tag index ------------------------------------------------------------------------
     @property
@@ -206,11 +225,24 @@ class Workspaces:
             raise WorkspaceNotFound(f"no workspace named '{name}' (workspaces: {known})")
         return ws
 
+    @property
+    def data_dir(self) -> Optional[str]:
+        settings = self.library.settings or getattr(self.engine, "settings", None)
+        return str(settings.data_dir) if settings is not None else None
+
     def _info(self, s, ws: Workspace) -> WorkspaceInfo:
+        from spar_desktop.core.workspaces.builder import build_in_progress
+
         n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
-        return WorkspaceInfo(ws.id, ws.name, ws.status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
+        status, last_error = ws.status, ws.last_error
+        if status == WorkspaceStatus.BUILDING and not build_in_progress(self.data_dir, ws.collection):
+            # Left BUILDING by a process that died mid-build; the stored status stays (no writes
+            # from a read) and the next build overwrites it.
+            status = WorkspaceStatus.INTERRUPTED
+            last_error = last_error or INTERRUPTED_MESSAGE
+        return WorkspaceInfo(ws.id, ws.name, status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
                              ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
-                             ws.model_id, ws.last_error, ws.chunker_key)
+                             ws.model_id, last_error, ws.chunker_key)
 
     def get(self, name: str) -> WorkspaceInfo:
         with self.library.session() as s:
@@ -322,6 +354,7 @@ class Workspaces:
             s.execute(delete(QueryLogEntry).where(QueryLogEntry.workspace_id == ws.id))
             s.execute(delete(WorkspaceFile).where(WorkspaceFile.workspace_id == ws.id))
             s.delete(ws)
+        self.remove_orphaned_states()
 
     def touch(self, workspace_id: int) -> None:
         with self.library.session() as s:

@@ -17,6 +17,9 @@ class WorkspaceStatus:
     ACTIVE = "active"  # vectors in a collection, searchable
     ARCHIVED = "archived"  # vectors dropped; filter, files, threads, history kept
     ERROR = "error"
+    # Derived, never stored: BUILDING in the database while no process is building it (the build
+    # was killed). Building again resumes from the embedding cache.
+    INTERRUPTED = "interrupted"
 
 
 class Workspace(Base):

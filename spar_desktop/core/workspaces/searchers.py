@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 STATE_DIR = "searcher"
 POINTER = "CURRENT"
 _OPENABLE = (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING)  # BUILDING: an update is running
+_OURS = frozenset({STATE_DIR, "build.lock"})  # all a workspace folder may hold to count as ours
 _ABANDONED_SECONDS = 3600  # a tmp-* directory this old was left by a killed process
 
 
@@ -143,6 +144,29 @@ class SearcherCache:
             for ws_id, (_, other) in list(self._mem.items()):
                 if ws_id != keep and mine & other.content_hashes():
                     self._mem.pop(ws_id, None)
+
+    def remove_orphans(self, collections: Callable[[], set[str]]) -> list[str]:
+        """Remove ``DATA_DIR/workspaces/<collection>/`` folders whose collection is not among
+        ``collections()`` (the workspaces that exist). Only folders SPAR made are touched: named
+        like a collection ('ws-...') and holding nothing but its saved searcher and build lock.
+        The folders are listed before the workspaces are read: a workspace is stored before its
+        folder is made, so one being created right now is never taken for an orphan."""
+        top = self._dir("x").parent.parent
+        try:
+            candidates = [d for d in top.iterdir() if d.name.startswith("ws-") and d.is_dir() and not d.is_symlink()]
+        except FileNotFoundError:
+            return []
+        if not candidates:
+            return []
+        alive = collections()
+        removed = []
+        for d in candidates:
+            if d.name in alive or not all(c.name in _OURS for c in d.iterdir()):
+                continue
+            shutil.rmtree(d, ignore_errors=True)
+            removed.append(d.name)
+            log.info("removed the saved search index of a deleted workspace (%s)", d.name)
+        return removed
 
     # -- disk --------------------------------------------------------------------------------
     def _dir(self, collection: str) -> Path:
