@@ -48,6 +48,8 @@ _BUDGETED_READERS = {
     "doc": "extract_legacy:extract_doc", "ppt": "extract_legacy:extract_ppt",
     "eml": "extract_mail:extract_eml", "mbox": "extract_mail:extract_mbox", "msg": "extract_mail:extract_msg",
     "zip": "containers:extract_zip_listing",
+    "docx": "extract_office:extract_docx", "html": "extract_text:extract_html",
+    "csv": "extract_structured:extract_csv_file", "tsv": "extract_structured:extract_tsv_file",
 }
 _IMAGE_MAGIC = (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00",
                 b"MM\x00*")

@@ -11,7 +11,9 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import IO, Any, Iterator, Union
+
+from spar_desktop.core.documents.budget import SETTINGS_HINT, ExtractionBudget
 
 from spar_desktop.core.documents.textio import open_text, read_text_file, sniff_file_encoding
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
@@ -20,6 +22,8 @@ MAX_JSON_BYTES = 64 * 1024 * 1024
 MAX_DEPTH = 32  # deeper levels are written as compact JSON on one line
 MAX_LEAF_CHARS = 2000  # a base64 blob in a JSON field is not worth a chunk of its own
 _SNIFF_CHARS = 64 * 1024
+MAX_LINE_CHARS = 1 << 20  # a CSV line longer than this is cut (no real record needs a million)
+_CLOCK_ROWS = 1_000  # rows between clock checks
 
 
 class _Sink:
@@ -61,40 +65,123 @@ def _one_line(value: str) -> str:
 # ---------------------------------------------------------------------------------------- CSV
 
 
-def extract_csv(path: Path, fmt: str, max_chars: int) -> ExtractedDocument:
+def extract_csv(path: Path, fmt: str, limits: Union[ExtractionBudget, int]) -> ExtractedDocument:
+    budget = limits if isinstance(limits, ExtractionBudget) else ExtractionBudget(max_chars=limits)
+    clock = budget.clock()
     encoding, warning = sniff_file_encoding(path)
     warnings = [warning] if warning else []
-    sink = _Sink(max_chars)
+    sink = _Sink(budget.max_chars)
+    max_columns = budget.max_columns
+    lines = _BoundedLines(MAX_LINE_CHARS)
     with open_text(path, encoding, newline="") as f:  # newline="": csv handles quoted newlines
         delimiter = sniff_delimiter(f.read(_SNIFF_CHARS), fmt)
         f.seek(0)
-        reader = csv.reader(f, delimiter=delimiter)
+        # csv.reader gets bounded lines, never the file's own iterator: a 200 MB file without a
+        # line break would otherwise become one 200 MB string (and a list of its fields).
+        reader = csv.reader(lines.read(f), delimiter=delimiter)
         header: list[str] = []
+        header_width = 0
         ragged, first_ragged, row_no = 0, 0, 0
-        try:
-            for row_no, row in enumerate(reader, start=1):
-                if not any(cell.strip() for cell in row):
-                    continue
-                if not header:
-                    header = [_one_line(h).lstrip("\ufeff") or f"column {i + 1}" for i, h in enumerate(row)]
-                    continue
-                if len(row) != len(header):
-                    ragged += 1
-                    first_ragged = first_ragged or row_no
-                names = header + [f"column {i + 1}" for i in range(len(header), len(row))]
-                line = "; ".join(f"{n}: {_one_line(v)}" for n, v in zip(names, row) if v.strip())
-                if not sink.add(line):
-                    break
-        except csv.Error as exc:  # e.g. a field over the csv module's size limit: keep what we have
-            warnings.append(f"CSV parsing stopped at row {row_no + 1}: {exc}")
+        wide, first_wide, bad, first_bad = 0, 0, 0, 0
+        while True:
+            row_no += 1
+            if row_no % _CLOCK_ROWS == 0:
+                clock.check()
+            try:
+                row = next(reader)
+            except StopIteration:
+                break
+            except csv.Error:
+                # A field over the csv module's size limit (or a stray quote): skip that row and
+                # go on with the next line; memory stayed bounded by that limit.
+                bad += 1
+                first_bad = first_bad or row_no
+                continue
+            if len(row) > max_columns:
+                wide += 1
+                first_wide = first_wide or row_no
+                if len(header) > max_columns and len(row) == len(header):
+                    row = row[:max_columns]  # same shape as the (cut) header: not ragged
+                    full = len(header)
+                else:
+                    full, row = len(row), row[:max_columns]
+            else:
+                full = len(row)
+            if not any(cell.strip() for cell in row):
+                continue
+            if not header:
+                header = [_one_line(h).lstrip("\ufeff") or f"column {i + 1}" for i, h in enumerate(row)]
+                header_width = full
+                continue
+            if full != header_width:
+                ragged += 1
+                first_ragged = first_ragged or row_no
+            names = header + [f"column {i + 1}" for i in range(len(header), len(row))]
+            line = "; ".join(f"{n}: {_one_line(v)}" for n, v in zip(names, row) if v.strip())
+            if not sink.add(line):
+                break
     if ragged:
         warnings.append(
             f"{ragged} row(s) have a different number of fields than the header "
-            f"({len(header)}); first at row {first_ragged}"
+            f"({header_width}); first at row {first_ragged}"
+        )
+    if wide:
+        warnings.append(
+            f"{wide} row(s) have more than {max_columns:,} columns (first at row {first_wide}); "
+            f"only the first {max_columns:,} were kept (the per-row column limit; {SETTINGS_HINT})"
+        )
+    if lines.cut:
+        warnings.append(
+            f"{lines.cut} line(s) are longer than {MAX_LINE_CHARS:,} characters (first at line "
+            f"{lines.first_cut}); only their start was read"
+        )
+    if bad:
+        warnings.append(
+            f"{bad} row(s) could not be read (a field over {csv.field_size_limit():,} characters "
+            f"or broken quoting; first at row {first_bad}) and were skipped"
         )
     if header and not sink.parts:  # header only: still searchable by column names
         sink.add("; ".join(header))
     return sink.document(fmt, warnings)
+
+
+def extract_csv_file(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
+    """``extract_csv`` in the ``reader(path, budget)`` form."""
+    return extract_csv(path, "csv", budget)
+
+
+def extract_tsv_file(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
+    return extract_csv(path, "tsv", budget)
+
+
+class _BoundedLines:
+    """Physical lines of a text file, each at most ``limit`` characters.
+
+    A longer line is cut: its start is yielded (with a line break, so the csv reader ends the
+    record there) and the rest is skipped in bounded reads.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.cut = 0
+        self.first_cut = 0
+
+    def read(self, f: IO[str]) -> Iterator[str]:
+        line_no = 0
+        while True:
+            line = f.readline(self.limit)
+            if not line:
+                return
+            line_no += 1
+            if len(line) >= self.limit and line[-1] not in "\r\n":
+                self.cut += 1
+                self.first_cut = self.first_cut or line_no
+                while True:
+                    rest = f.readline(self.limit)
+                    if not rest or rest[-1] in "\r\n":
+                        break
+                line += "\n"
+            yield line
 
 
 def sniff_delimiter(sample: str, fmt: str) -> str:
