@@ -1,7 +1,8 @@
 """An exclusive lock between processes on a file in the data dir (flock; msvcrt on Windows).
 
 Used where two processes on one data dir must take turns: the first open of an index (schema
-migrations) and scans (two `spar index` of one new folder both inserted its files).
+migrations) and scans (two `spar index` of one new folder both inserted its files); and, without
+waiting (``try_lock``/``unlock``), to tell whether another process is building a workspace.
 """
 
 from __future__ import annotations
@@ -45,3 +46,35 @@ def file_lock(lock_path: Path, on_wait: Callable[[], None] = lambda: None) -> It
                 yield
             finally:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def try_lock(fh) -> bool:
+    """Take the exclusive lock of an open file without waiting; False when another holder has it."""
+    try:
+        if os.name == "nt":  # pragma: no cover - exercised on Windows only
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except OSError:
+        return False
+
+
+def unlock(fh) -> None:
+    try:
+        if os.name == "nt":  # pragma: no cover
+            import msvcrt
+
+            fh.seek(0)
+            msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
+        else:
+            import fcntl
+
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        pass

@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -23,6 +21,7 @@ from spar_desktop.core.documents.virtual import outer_path
 from spar_desktop.core.library.paths import is_within, os_path
 from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX, storable_mtime_ns
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
+from spar_desktop.core.workspaces.build_lock import build_running
 from spar_desktop.core.workspaces.engine import chunker_config
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
@@ -33,96 +32,6 @@ if TYPE_CHECKING:
     from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
-
-BUILD_LOCK = "build.lock"  # in DATA_DIR/workspaces/<collection>/, held by the process building it
-# Builds running in this process, by (data dir, collection): the app builds in worker threads,
-# and a workspace it is building must never read as interrupted to its own UI.
-_running: dict[tuple[str, str], int] = {}
-_running_lock = threading.Lock()
-
-
-def _lock_path(data_dir: str | Path, collection: str) -> Path:
-    return Path(data_dir) / "workspaces" / collection / BUILD_LOCK
-
-
-def _try_lock(fh) -> bool:
-    """Take the build lock without waiting; False when another holder has it."""
-    try:
-        if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
-            fh.seek(0)
-            msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except OSError:
-        return False
-
-
-def _unlock(fh) -> None:
-    try:
-        if os.name == "nt":  # pragma: no cover
-            import msvcrt
-
-            fh.seek(0)
-            msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-    except OSError:
-        pass
-
-
-@contextmanager
-def _build_running(data_dir: Optional[str], collection: str):
-    """Mark this workspace's build as running: in this process (the registry) and for other
-    processes on the data dir (a lock the OS drops when the process dies, even by SIGKILL)."""
-    key = (str(data_dir), collection)
-    with _running_lock:
-        _running[key] = _running.get(key, 0) + 1
-    fh = None
-    try:
-        if data_dir is not None:
-            try:
-                path = _lock_path(data_dir, collection)
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fh = open(path, "a+b")
-                _try_lock(fh)  # a second build of it in this process already holds it: fine
-            except OSError as exc:  # a read-only data dir must not stop a build
-                log.warning("could not take the build lock of %s: %s", collection, exc)
-        yield
-    finally:
-        if fh is not None:
-            _unlock(fh)
-            fh.close()
-        with _running_lock:
-            _running[key] -= 1
-            if not _running[key]:
-                del _running[key]
-
-
-def build_in_progress(data_dir: Optional[str], collection: str) -> bool:
-    """Is a build of this workspace running now, in this process or another on the data dir?"""
-    with _running_lock:
-        if _running.get((str(data_dir), collection)):
-            return True
-    if data_dir is None:
-        return False
-    path = _lock_path(data_dir, collection)
-    if not path.exists():
-        return False
-    try:
-        with open(path, "a+b") as fh:
-            if _try_lock(fh):
-                _unlock(fh)
-                return False
-            return True
-    except OSError:
-        return False  # cannot tell: the status says what it was left at
 
 UNREADABLE = {FileStatus.ERROR: WorkspaceFileState.FAILED, FileStatus.ENCRYPTED: WorkspaceFileState.FAILED,
               FileStatus.MISSING: WorkspaceFileState.MISSING, FileStatus.EMPTY: WorkspaceFileState.NO_TEXT,
@@ -207,7 +116,7 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     settings = manager.library.settings or manager.engine.settings
     with manager.library.session() as s:
         collection = manager.workspace_row(s, name).collection
-    with _build_running(getattr(settings, "data_dir", None), collection):
+    with build_running(getattr(settings, "data_dir", None), collection):
         return _build_workspace(manager, name, progress, cancel, rebuild)
 
 

@@ -231,7 +231,7 @@ class Workspaces:
         return str(settings.data_dir) if settings is not None else None
 
     def _info(self, s, ws: Workspace) -> WorkspaceInfo:
-        from spar_desktop.core.workspaces.builder import build_in_progress
+        from spar_desktop.core.workspaces.build_lock import build_in_progress
 
         n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
         status, last_error = ws.status, ws.last_error

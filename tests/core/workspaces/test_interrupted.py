@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from spar_desktop.core.workspaces.builder import BUILD_LOCK
+from spar_desktop.core.workspaces.build_lock import BUILD_LOCK
 from spar_desktop.core.workspaces.manager import Workspaces
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
 from spar_desktop.core.workspaces.selection import WorkspaceFilter
