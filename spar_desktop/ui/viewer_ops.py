@@ -6,7 +6,6 @@ them in a QImage (QImage/QPixmap objects are not handed across threads).
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import tempfile
@@ -157,17 +156,13 @@ def new_scratch_root() -> str:
 def copy_member(path: str, root: str, budget: Optional[ExtractionBudget],
                 progress: ProgressCallback, cancel: CancelToken) -> MemberCopy:
     """Copy the child document ``path`` out of its container(s) into a new folder under ``root``."""
-    from spar_desktop.core.documents.virtual import is_virtual, materialized
+    from spar_desktop.core.documents.virtual import is_virtual, materialize_into
 
-    if not is_virtual(path):  # materialized() yields a real file itself: it must never be moved
+    if not is_virtual(path):
         raise ValueError(f"{path} is not inside an archive or a mail")
     folder = tempfile.mkdtemp(prefix="doc-", dir=root)
     try:
-        with materialized(path, budget) as real:
-            check(cancel)
-            # materialized() removes its copy when the block ends: keep ours under the viewer's root.
-            target = os.path.join(folder, "member" + Path(real).suffix)
-            shutil.move(str(real), target)
+        target = str(materialize_into(path, Path(folder), budget))
         check(cancel)  # superseded by another document: nobody will show this copy
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

@@ -84,3 +84,14 @@ def materialized(path: str, budget: Optional[ExtractionBudget] = None) -> Iterat
         yield current
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def materialize_into(path: str, folder: Path, budget: Optional[ExtractionBudget] = None) -> Path:
+    """A copy of the child document ``path`` that outlives the call, in ``folder`` (the caller owns
+    and removes it: e.g. the viewer, which renders a PDF member page by page)."""
+    if not is_virtual(path):
+        raise ExtractionError(f"{os.path.basename(path)} is not inside an archive or a mail")
+    with materialized(path, budget) as real:
+        target = Path(folder) / ("member" + real.suffix)
+        shutil.move(str(real), target)  # our own temp copy: taken, not copied again
+    return target

@@ -258,10 +258,23 @@ def duplicate_groups(session: Session, limit: Optional[int] = None) -> list[Dupl
     return [DuplicateGroup(h, size or 0, tuple(paths[h])) for h, size in found]
 
 
+def copies_of(session: Session, files: Sequence[File]) -> dict[int, tuple[str, ...]]:
+    """file id -> paths of the other present files with the same content (sync copies, "copy of"
+    files, a zipped copy): a search hit names them instead of repeating the same passage, and the
+    details panel lists them. Sampled fingerprints never count (two large files may share one)."""
+    by_hash = {f.content_hash: f.id for f in files
+               if f.content_hash and f.content_hash.startswith("b2:") and f.content_hash != "b2:empty"}
+    out: dict[int, list[str]] = {}
+    hashes = list(by_hash)
+    for i in range(0, len(hashes), 500):
+        for path, h, fid in session.execute(select(File.path, File.content_hash, File.id).where(
+                File.content_hash.in_(hashes[i:i + 500]), File.status != FileStatus.MISSING).order_by(File.path)):
+            if fid != by_hash[h]:
+                out.setdefault(by_hash[h], []).append(path)
+    return {k: tuple(v) for k, v in out.items()}
+
+
 def copies_of_file(session: Session, file_id: int) -> tuple[str, ...]:
     """Paths of the other present files with this file's content (the details panel's group)."""
-    h = session.scalar(select(File.content_hash).where(File.id == file_id))
-    if not h or not h.startswith("b2:") or h == "b2:empty":
-        return ()
-    return tuple(session.scalars(select(File.path).where(
-        File.content_hash == h, File.id != file_id, File.status != FileStatus.MISSING).order_by(File.path)))
+    f = session.get(File, file_id)
+    return copies_of(session, [f]).get(file_id, ()) if f is not None else ()

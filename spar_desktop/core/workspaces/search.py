@@ -13,6 +13,7 @@ from sqlalchemy import select
 
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
+from spar_desktop.core.library.queries import copies_of
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import QueryLogEntry
@@ -100,7 +101,7 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
     ids = {h.file_id for h in results.hits if h.file_id is not None}
     with manager.library.session() as s:
         files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
-        copies = copies_of(s, files.values())
+        copies = copies_of(s, list(files.values()))
     hits = []
     for h in results.hits:
         f = files.get(h.file_id)
@@ -113,21 +114,6 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
                        latency, session_key, source)
     manager.touch(ws_id)
     return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes)
-
-
-def copies_of(s, files) -> dict[int, tuple[str, ...]]:
-    """file id -> paths of the other indexed files with the same content (duplicates from syncing,
-    "copy of" files, a zipped copy): a hit names them instead of repeating the same passage."""
-    by_hash = {f.content_hash: f.id for f in files if f.content_hash and f.content_hash.startswith("b2:")
-               and f.content_hash != "b2:empty"}
-    if not by_hash:
-        return {}
-    out: dict[int, list[str]] = {}
-    for path, h, fid in s.execute(select(File.path, File.content_hash, File.id).where(
-            File.content_hash.in_(list(by_hash)), File.status != FileStatus.MISSING).order_by(File.path)):
-        if fid != by_hash[h]:
-            out.setdefault(by_hash[h], []).append(path)
-    return {k: tuple(v) for k, v in out.items()}
 
 
 def log_query(manager: "Workspaces", ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
