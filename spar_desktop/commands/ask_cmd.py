@@ -15,7 +15,7 @@ import signal
 import sys
 
 from spar_desktop.commands.common import settings_from_args
-from spar_desktop.commands.terminal import terminal_writer
+from spar_desktop.commands.terminal import printable, terminal_writer
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +40,7 @@ def _sources(result) -> list[str]:
             lines.append(f"[{c.n}] ! cites no passage (only 1-{len(result.passages)} were given)")
         else:
             gone = "  [file no longer on disk]" if p.file_missing else ""
-            lines.append(f"[{c.n}] {p.name}, {p.pages} — {p.path}{gone}")
+            lines.append(f"[{c.n}] {printable(p.name)}, {p.pages} — {printable(p.path)}{gone}")
     return lines
 
 
@@ -93,7 +93,7 @@ def run_ask(args) -> int:
         def on_notice(notice: str) -> None:  # before the passages it explains
             told.append(notice)
             sys.stdout.flush()
-            print(f"spar: {notice}", file=sys.stderr, flush=True)
+            print(f"spar: {printable(notice)}", file=sys.stderr, flush=True)
 
         previous = signal.signal(signal.SIGINT, lambda *_: cancel.cancel())
         try:
@@ -107,7 +107,7 @@ def run_ask(args) -> int:
         library.close()
 
     if result.notice and result.notice not in told:
-        print(f"spar: {result.notice}", file=sys.stderr)
+        print(f"spar: {printable(result.notice)}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.to_json(), indent=1, ensure_ascii=False, default=str))
     else:
@@ -127,5 +127,5 @@ def run_ask(args) -> int:
     if result.status == "error":
         if args.json:
             return 1
-        raise CommandError(result.error or "the answer failed")
+        raise CommandError(printable(result.error or "the answer failed"))
     return 0

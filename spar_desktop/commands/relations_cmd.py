@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from typing import Iterator
 
 from spar_desktop.commands.common import StderrProgress, open_library, settings_from_args
+from spar_desktop.commands.terminal import printable
 
 METHODS = ("edrmq", "tfidf", "cooc")
 
@@ -163,7 +164,7 @@ def run_build(args) -> int:
     if report.clusters is not None:
         print(f"  {report.clusters} co-occurrence clusters")
     for note in report.notes:
-        print(f"  note: {note}")
+        print(f"  note: {printable(note)}")
     return 0
 
 
@@ -182,7 +183,7 @@ def run_top(args) -> int:
         print(f"no related files found ({method})")
         return 0
     for i, r in enumerate(rows, 1):
-        print(f"[{i}] {r.weight:.4f}  {r.path}  ({r.title})")
+        print(f"[{i}] {r.weight:.4f}  {printable(r.path)}  ({printable(r.title)})")
     print(f"{len(rows)} related files ({method})", file=sys.stderr)
     return 0
 
@@ -201,7 +202,7 @@ def run_export(args) -> int:
         out = export_relations(open_library(args), args.out, fmt, workspace=args.workspace, method=args.method,
                                top_per_node=args.top or None, layout=not args.no_layout,
                                iterations=args.iterations, progress=progress, cancel=cancel)
-    print(f"wrote {out}")
+    print(f"wrote {printable(out)}")
     return 0
 
 
@@ -223,7 +224,7 @@ def run_search(args) -> int:
                          ensure_ascii=False))
         return 0
     for i, h in enumerate(res.hits, 1):
-        print(f"[{i}] {h.path}  (cluster {h.cluster}{', added by its cluster' if h.from_cluster else ''})")
+        print(f"[{i}] {printable(h.path)}  (cluster {h.cluster}{', added by its cluster' if h.from_cluster else ''})")
     print(f"{len(res.hits)} files ({res.variant})", file=sys.stderr)
     return 0
 

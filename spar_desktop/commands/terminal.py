@@ -40,6 +40,18 @@ def printable(text: object) -> str:
     return _UNPRINTABLE.sub(_escape, s)
 
 
+_UNPRINTABLE_IN_BODY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def printable_body(text: object) -> str:
+    """Like ``printable`` for running text (an answer, a passage, a message): line breaks and
+    tabs stay as they are (Windows line ends become plain newlines); every other control
+    character is shown as an escape, so a passage quoted from a hostile file cannot drive the
+    terminal."""
+    s = text if isinstance(text, str) else str(text)
+    return _UNPRINTABLE_IN_BODY.sub(_escape, s.replace("\r\n", "\n"))
+
+
 def wants_rendering(stream: TextIO) -> bool:
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())
@@ -90,6 +102,6 @@ class MarkdownStream:
 def terminal_writer(stream: TextIO) -> tuple[Callable[[str], None], Callable[[], None]]:
     """(write, close) for ``stream``: Markdown emphasis rendered when it is a terminal, else as is."""
     if not wants_rendering(stream):
-        return stream.write, lambda: None
-    md = MarkdownStream(stream.write, ansi=wants_ansi())
-    return md.write, md.close
+        return (lambda text: stream.write(printable_body(text))), lambda: None
+    md = MarkdownStream(stream.write, ansi=wants_ansi())  # escaped first: only our own bold codes pass
+    return (lambda text: md.write(printable_body(text))), md.close

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from spar_desktop.commands.common import open_library
+from spar_desktop.commands.terminal import printable, printable_body
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -59,9 +60,9 @@ def run_list(args, store) -> int:
         print(json.dumps([t.to_json() for t in threads], indent=1, ensure_ascii=False))
         return 0
     if not threads:
-        print(f'no threads yet: spar ask "{args.workspace}" "your question"')
+        print(f'no threads yet: spar ask "{printable(args.workspace)}" "your question"')
     for t in threads:
-        print(f"{t.id:>5}  {t.updated_at:%Y-%m-%d %H:%M}  {t.message_count:>3} msgs  {t.display_title}")
+        print(f"{t.id:>5}  {t.updated_at:%Y-%m-%d %H:%M}  {t.message_count:>3} msgs  {printable(t.display_title)}")
     return 0
 
 
@@ -71,17 +72,17 @@ def run_show(args, store) -> int:
         print(json.dumps({"thread": info.to_json(), "messages": [m.to_json() for m in msgs]}, indent=1,
                          ensure_ascii=False))
         return 0
-    print(f"# {info.display_title}  (workspace '{info.workspace}')")
+    print(f"# {printable(info.display_title)}  (workspace '{printable(info.workspace)}')")
     for m in msgs:
         tag = "you" if m.role == "user" else f"{m.model or m.mode or 'assistant'}"
-        state = "" if m.status == "ok" else f" [{m.status}{': ' + m.error if m.error else ''}]"
-        print(f"\n[{m.id}] {tag}{state}:\n{m.content}")
+        state = "" if m.status == "ok" else f" [{m.status}{': ' + printable(m.error) if m.error else ''}]"
+        print(f"\n[{m.id}] {printable(tag)}{state}:\n{printable_body(m.content)}")
     return 0
 
 
 def run_rename(args, store) -> int:
     t = store.rename(args.thread, args.title)
-    print(f"thread {t.id} is now '{t.display_title}'")
+    print(f"thread {t.id} is now '{printable(t.display_title)}'")
     return 0
 
 
@@ -97,5 +98,5 @@ def run_export(args, store) -> int:
     if args.out:
         print(f"wrote {export_thread_markdown(store, args.thread, args.out)}")
     else:
-        print(thread_markdown(store, args.thread), end="")
+        print(printable_body(thread_markdown(store, args.thread)), end="")
     return 0

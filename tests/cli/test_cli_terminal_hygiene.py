@@ -48,6 +48,13 @@ def test_printable_escapes_controls_and_leaves_unicode_alone():
     assert printable(42) == "42"
 
 
+def test_running_text_keeps_its_line_breaks_and_loses_its_control_codes():
+    from spar_desktop.commands.terminal import printable_body
+
+    assert printable_body("one\r\ntwo\tthree\nfour") == "one\ntwo\tthree\nfour"
+    assert printable_body("a\x1b[2Jb\rc\x07") == "a\\x1b[2Jb\\rc\\x07"
+
+
 @pytest.fixture
 def hostile_share(tmp_path: Path) -> tuple[Path, Path]:
     share, data = tmp_path / "share", tmp_path / "data"
@@ -169,3 +176,38 @@ def test_hostile_sparws_files_end_as_one_clear_error_and_import_nothing(tmp_path
     assert "! dropped, not in this index: /their/share/report\\x1b[2J\\n  ! forged.pdf" in out
     code, out, _ = spar(capsys, data, "ws", "import", str(tmp_path / "ok.sparws"), "--name", "EVIL ]0;PWNED")
     assert code == 1
+
+
+def test_answers_threads_and_relations_show_hostile_text_escaped(hostile_share, capsys, monkeypatch, tmp_path):
+    """A passage quoted from a hostile file (retrieval-only answer), the thread that keeps it and
+    the relation listings reach the terminal escaped; line breaks of running text stay."""
+    from spar_desktop import cli
+    from tests.support.servers import free_port
+
+    for m in ("spar_desktop.commands.ask_cmd", "spar_desktop.commands.thread_cmd",
+              "spar_desktop.commands.relations_cmd"):
+        if m not in cli.COMMAND_MODULES:
+            monkeypatch.setattr(cli, "COMMAND_MODULES", cli.COMMAND_MODULES + [m])
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")  # nothing listens: retrieval only
+    share, data = hostile_share
+    (share / "inject.md").write_text("Gearbox oil report.\x1b[2J\x1b]0;owned\x07\r\nSecond line\x1b[31m red.",
+                                     encoding="utf-8")
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+    assert spar(capsys, data, "ws", "create", "notes", "--all-files", "--build")[0] == 0
+
+    code, out, err = spar(capsys, data, "ask", "notes", "gearbox oil report")
+    assert code == 0
+    assert_clean(out, err)
+    assert "\\x1b[2J\\x1b]0;owned\\x07" in out and "Second line\\x1b[31m red" in out
+    code, out, err = spar(capsys, data, "thread", "show", "1")
+    assert code == 0
+    assert_clean(out, err)
+    assert "\\x1b[2J" in out
+    code, out, err = spar(capsys, data, "thread", "export", "1")
+    assert_clean(out, err)
+
+    code, out, err = spar(capsys, data, "relations", "build", "--method", "tfidf")
+    assert code == 0, err
+    code, out, err = spar(capsys, data, "relations", "top", str(share / CLEAR))
+    assert code == 0, err
+    assert_clean(out, err)
