@@ -126,8 +126,10 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     except SettingsError as exc:  # a broken settings.json must not lock people out of the app
         settings_problem = str(exc)
         settings = Settings(data_dir=Path(data_dir or os.environ.get("SPAR_DATA_DIR") or default_data_dir()))
+    from spar_desktop.core import store_lock
     from spar_desktop.ui.runtime import app_settings
 
+    store_lock.set_program("SPAR Desktop")  # how a `spar` command told the store is busy names us
     settings = app_settings(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     log_path = setup_logging(settings.data_dir)

@@ -1,4 +1,5 @@
-"""Real servers on loopback for tests: a throwaway PostgreSQL cluster (Debian's packages)."""
+"""Real servers on loopback for tests: a throwaway PostgreSQL cluster (Debian's packages) and a
+Chroma server (`chroma run`, which comes with the chromadb dependency)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import time
+import urllib.request
+import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
@@ -60,4 +65,64 @@ def postgres_server() -> Iterator[str]:
         yield f"postgresql+psycopg://spar@127.0.0.1:{port}/spar"
     finally:
         run(pg_ctl, "-D", str(data), "-m", "immediate", "stop")
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def fresh_database(server_url: str) -> str:
+    """A new, empty database on the server ``postgres_server`` started: one per test, so tests
+    sharing a cluster never see each other's rows."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(server_url)
+    name = f"spar_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname="postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def _chroma_exe() -> Optional[str]:
+    here = Path(sys.executable).parent  # the venv's bin/Scripts: chromadb installs `chroma` there
+    return shutil.which("chroma", path=str(here)) or shutil.which("chroma")
+
+
+@contextmanager
+def chroma_server(timeout: float = 120.0) -> Iterator[str]:
+    """Start a Chroma server on 127.0.0.1 over a temp store; yield its URL; stop it after.
+
+    Raises RuntimeError with the reason when no server can be started (tests then skip)."""
+    exe = _chroma_exe()
+    if not exe:
+        raise RuntimeError("the chroma command is not installed (it comes with chromadb)")
+    base = Path(tempfile.mkdtemp(prefix="spar-chroma-"))
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = dict(os.environ, ANONYMIZED_TELEMETRY="False")
+    with open(base / "log", "wb") as log:
+        proc = subprocess.Popen([exe, "run", "--host", "127.0.0.1", "--port", str(port), "--path", str(base / "data")],
+                                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback, never a proxy
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                tail = (base / "log").read_text(errors="replace")[-500:]
+                raise RuntimeError(f"chroma run exited with {proc.returncode}: {tail}")
+            try:
+                with direct.open(f"{url}/api/v2/heartbeat", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"chroma run did not answer on {url} within {timeout:.0f} s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
         shutil.rmtree(base, ignore_errors=True)

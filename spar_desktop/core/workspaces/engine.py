@@ -1,7 +1,8 @@
 """Shared heavy services of one data dir: the encoder, the embedding cache and the Chroma client.
 
 Created lazily and once per process, so commands that never embed never load torch, and a
-Chroma directory deleted or corrupted behind the app's back is set aside and recreated.
+Chroma directory deleted or corrupted behind the app's back is set aside and recreated. The local
+store is locked while open (core/store_lock.py): a second process gets a message naming the holder.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from spar_desktop.core import store_lock
 from spar_desktop.core.config import Settings
 from spar_desktop.core.documents.types import ChunkerConfig
+from spar_desktop.core.workspaces.errors import WorkspaceError
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +25,10 @@ log = logging.getLogger(__name__)
 def chunker_config(settings: Settings) -> ChunkerConfig:
     return ChunkerConfig(child_tokens=settings.chunk_child_tokens, parent_tokens=settings.chunk_parent_tokens,
                          overlap_tokens=settings.chunk_overlap_tokens)
+
+
+class VectorStoreInUse(WorkspaceError):
+    """Another process (the app, a CLI build) has this data dir's local vector store open."""
 
 
 def encoder_for(settings: Settings) -> Any:
@@ -38,6 +45,7 @@ class Engine:
         self._encoder = encoder
         self._cache: Any = None
         self._client: Any = None
+        self._store: Optional[Path] = None  # the local store whose lock this Engine holds
         self._lock = threading.RLock()
         self.notes: list[str] = []  # things the user should hear about (a recovered store...)
 
@@ -76,6 +84,7 @@ class Engine:
         """Set a broken local vector store aside (inside the data dir) and start a fresh one.
         Workspaces rebuild from the embedding cache, so only vectors are lost, never work."""
         with self._lock:
+            self.hold_store()  # never move a store another process has open
             self._drop_client()  # a helper process must let go of the files before they move
             if not self.settings.chroma_url:
                 path = Path(self.settings.data_dir) / "chroma"
@@ -91,6 +100,7 @@ class Engine:
     def _open_chroma(self, retry: bool = True) -> Any:
         from spar_desktop.core.retrieval.vector_store import make_chroma_client
 
+        self.hold_store()  # before anything touches the files; never "repaired" by a reset below
         try:
             client = make_chroma_client(self.settings)
             client.heartbeat()
@@ -98,14 +108,28 @@ class Engine:
             return client
         except Exception as exc:  # noqa: BLE001 - chromadb raises many kinds for a broken store
             if self.settings.chroma_url:
-                from spar_desktop.core.workspaces.errors import WorkspaceError
-
                 raise WorkspaceError(f"cannot reach the Chroma server at {self.settings.chroma_url}: {exc}") from exc
             if not retry:
                 raise
             log.warning("cannot open the vector store: %s", exc)
             self._client = None
             return self.reset_chroma()
+
+    def hold_store(self) -> None:
+        """Lock the local store for as long as this Engine is open (a server needs no lock); raises
+        VectorStoreInUse naming the process that has it. Work that records state before it opens
+        the store (a build marks its workspace "building") calls this first."""
+        if self.settings.chroma_url or self._store is not None:
+            return
+        store = Path(self.settings.data_dir) / "chroma"
+        try:
+            store_lock.acquire(store)
+        except store_lock.StoreInUseError as exc:
+            raise VectorStoreInUse(str(exc)) from exc
+        except OSError as exc:  # no lock file (a read-only data dir): Chroma says what it can do
+            log.warning("could not lock the vector store %s: %s", store, exc)
+            return
+        self._store = store
 
     def _drop_client(self) -> None:
         client, self._client = self._client, None
@@ -118,6 +142,9 @@ class Engine:
     def close(self) -> None:
         with self._lock:
             self._drop_client()
+            if self._store is not None:  # after the client let go of the files
+                store_lock.release(self._store)
+                self._store = None
             if self._cache is not None:
                 self._cache.close()
                 self._cache = None
