@@ -76,6 +76,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except KeyboardInterrupt:
         print("spar: interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:  # noqa: BLE001 - only the machine's failures are turned into words here
+        from spar_desktop.core.storage_errors import storage_failure
+
+        message = storage_failure(exc, _data_dir_of(args))
+        if message is None:
+            raise
+        logging.getLogger("spar").debug("storage failure", exc_info=True)
+        print(f"spar: error: {message}", file=sys.stderr)
+        return 1
+
+
+def _data_dir_of(args) -> str:
+    """The data dir the command used, for the message (the default when none was given)."""
+    try:
+        from spar_desktop.commands.common import settings_from_args
+
+        return str(settings_from_args(args).data_dir)
+    except Exception:  # noqa: BLE001 - a message must not fail on its way out
+        return str(getattr(args, "data_dir", None) or "the data folder")
 
 
 if __name__ == "__main__":  # pragma: no cover

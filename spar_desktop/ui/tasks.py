@@ -60,7 +60,9 @@ class TaskError:
 
     @classmethod
     def from_exception(cls, title: str, exc: BaseException) -> "TaskError":
-        message = str(exc) or type(exc).__name__
+        from spar_desktop.core.storage_errors import storage_failure
+
+        message = storage_failure(exc) or str(exc) or type(exc).__name__  # a full disk in words, not SQL
         details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return cls(title, message, details, exc)
 
