@@ -84,11 +84,22 @@ class ImportSummary:
     matched: int
     not_found: tuple[str, ...]
     threads: int
+    outside_roots: tuple[str, ...] = ()  # in the index, but not under a folder indexed here: dropped
+    renamed_from: Optional[str] = None
 
     def describe(self) -> str:
         text = f"Imported '{self.name}': {self.matched} of {self.files_total} files found in this index"
         if self.threads:
             text += f", {self.threads} chat thread{'s' if self.threads != 1 else ''}"
+        dropped = []
+        if self.not_found:
+            dropped.append(f"{len(self.not_found)} not in this index")
+        if self.outside_roots:
+            dropped.append(f"{len(self.outside_roots)} outside the folders indexed here")
+        if dropped:
+            text += f"; dropped {' and '.join(dropped)}"
+        if self.renamed_from:
+            text += f" (the file named it '{self.renamed_from}')"
         return text + ". Build it to search."
 
 
@@ -224,7 +235,8 @@ def import_workspace(service: WorkspaceService, path: str, progress: ProgressCal
     from spar_desktop.core.workspaces.sparws import import_workspace as do_import
 
     r = do_import(service.manager, path)
-    return ImportSummary(r.name, r.files_total, r.matched_by_hash + r.matched_by_path, tuple(r.not_found), r.threads)
+    return ImportSummary(r.name, r.files_total, r.matched_by_hash + r.matched_by_path, tuple(r.not_found), r.threads,
+                         tuple(r.outside_roots), r.renamed_from)
 
 
 # ---------------------------------------------------------------------------- search
