@@ -11,6 +11,8 @@ text or XML Spreadsheet 2003: those are read as what they are.
 
 from __future__ import annotations
 
+import codecs
+
 import csv
 import os
 import shutil
@@ -287,39 +289,33 @@ def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> Extrac
 
 
 def _html_tables(path: Path, book: "SheetBook") -> ExtractedDocument:
-    from bs4 import BeautifulSoup  # lazy, as in extract_text
-
-    from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html
+    from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html, html_encoding
+    from spar_desktop.core.documents.html_tables import read_html_tables
     from spar_desktop.core.documents.sheet_text import read_rows, with_note
 
     note = "an HTML table saved with an .xls name"
     with open(path, "rb") as f:
-        data = f.read(MAX_MARKUP_BYTES)
-    soup = BeautifulSoup(data, "lxml")
-    del data
-    tables = [t for t in soup.find_all("table") if t.find_parent("table") is None]
+        encoding = html_encoding(f.read(64 * 1024))
+        f.seek(0)
+        decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+
+        def pieces():
+            left = MAX_MARKUP_BYTES
+            while left > 0:
+                block = f.read(min(1 << 20, left))
+                if not block:
+                    break
+                left -= len(block)
+                yield decoder.decode(block)
+            yield decoder.decode(b"", final=True)
+
+        title, tables = read_html_tables(pieces())
     if not tables:
         return with_note(extract_html(path, book.budget.max_chars), note.replace("an HTML table", "a web page"), "xls")
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
     for index, table in enumerate(tables, 1):
-        caption = table.find("caption")
-        name = caption.get_text(" ", strip=True) if caption else (title if len(tables) == 1 and title else f"Table {index}")
-        rows = enumerate((_html_cells(tr) for tr in table.find_all("tr") if tr.find_parent("table") is table), 1)
-        read_rows(book, book.sheet(index, name), rows)
+        name = table.caption or (title if len(tables) == 1 and title else f"Table {index}")
+        read_rows(book, book.sheet(index, name), enumerate(table.rows, 1))
     return book.document(title, [note])
-
-
-def _html_cells(tr) -> list[str]:
-    """Cell texts; a cell spanning columns holds its value in the first, like a merged cell."""
-    cells: list[str] = []
-    for cell in tr.find_all(("td", "th"), recursive=False):
-        cells.append(cell.get_text(" ", strip=True))
-        try:
-            span = max(1, min(int(cell.get("colspan", 1)), 100))
-        except (TypeError, ValueError):
-            span = 1
-        cells.extend([""] * (span - 1))
-    return cells
 
 
 _SS = "{urn:schemas-microsoft-com:office:spreadsheet}"

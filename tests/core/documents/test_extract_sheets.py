@@ -375,3 +375,16 @@ def test_ods_tiny_time_limit(tmp_path):
     path = make_ods(tmp_path / "t.ods", {"S": [["k"]] + [[f"v{i}"] for i in range(600)]})
     with pytest.raises(BudgetExceeded):
         extract(path, budget=replace(ExtractionBudget(), max_seconds=0.0))
+
+
+def test_xls_html_export_with_deep_nesting_is_read_linearly(tmp_path):
+    """200,000 nested tables in an .xls "web page": read in one pass, the outer table's rows kept,
+    the nested text in its cell; a colspan of a billion stays a short row."""
+    path = tmp_path / "hostile.xls"
+    deep = "<table><tr><td>" * 200_000 + "core" + "</td></tr></table>" * 200_000
+    path.write_text("<html><body><table><tr><th>Site</th><th>Note</th></tr>"
+                    f"<tr><td>North</td><td>{deep}</td></tr>"
+                    "<tr><td colspan='1000000000'>South wide</td><td>ok</td></tr></table></body></html>")
+    doc = extract(path)  # the tree walk this replaced did not finish on this file
+    assert "Row 2 — Site: North; Note: core" in doc.text
+    assert "Row 3 — Site: South wide" in doc.text
