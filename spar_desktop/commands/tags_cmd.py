@@ -42,6 +42,33 @@ def register(sub: argparse._SubParsersAction) -> None:
         t.add_argument("files", nargs="+", help="file paths (as indexed)")
         t.set_defaults(func=run_tag, untag=(name == "untag"))
 
+    sug = tsub.add_parser("suggest", help="suggest tags for files (summaries, tag text, neighbours, optional LLM)")
+    sug.add_argument("--llm", action=argparse.BooleanOptionalAction, default=None,
+                     help="ask the Ollama model to classify too (default: when a server is reachable)")
+    sug.add_argument("--limit", type=int, help="at most this many files this run (the next run goes on)")
+    sug.add_argument("--redo", action="store_true", help="recompute every file's suggestions")
+    sug.add_argument("--json", action="store_true", help="the counts as JSON")
+    sug.set_defaults(func=run_suggest)
+
+    rev = tsub.add_parser("review", help="list tag suggestions; accept or reject them",
+                          description="Suggestions are named FILE_ID:TAG_ID. --accept/--reject without ids act "
+                                      "on every suggestion the filters (--tag, --file, --min-score) select.")
+    rev.add_argument("--tag", help="only suggestions of this tag")
+    rev.add_argument("--file", help="only suggestions for this file (path as indexed)")
+    rev.add_argument("--min-score", type=float, default=0.0, help="only suggestions scored at least this (0-1)")
+    rev.add_argument("--limit", type=int, default=None, help="list at most this many (default 50; all with --json)")
+    rev.add_argument("--accept", nargs="*", metavar="FILE_ID:TAG_ID", help="confirm these suggestions")
+    rev.add_argument("--reject", nargs="*", metavar="FILE_ID:TAG_ID",
+                     help="remove these suggestions; they are never suggested again")
+    rev.add_argument("--accept-above", type=float, metavar="SCORE",
+                     help="confirm every suggestion scored at least SCORE (of --tag, if given)")
+    rev.add_argument("--json", action="store_true", help="the queue (and what was done) as JSON")
+    rev.set_defaults(func=run_review)
+
+    from spar_desktop.commands import tag_hierarchy_cmd  # `spar tags induce` and `spar tags proposal`
+
+    tag_hierarchy_cmd.register(tsub)
+
 
 def show_tree(args: argparse.Namespace) -> int:
     from spar_desktop.core.library.tags import root_tag_ids, tag_infos
@@ -169,4 +196,134 @@ def run_tag(args: argparse.Namespace) -> int:
                 tags = [create_tag(s, f"user:{args.tag}", args.tag, TagSource.USER)]
             n = sum(tag_files(s, ids, t.id, TagSource.USER) for t in tags)
             print(f"tagged {n} files with {args.tag}")
+    return 0
+
+
+# -- suggestions ---------------------------------------------------------------------------------
+def ollama_classifier(settings):
+    """(classify callable, None) when the settings' Ollama server answers, else (None, why not)."""
+    from spar_desktop.core.chat.client import Ollama
+    from spar_desktop.core.chat.helpers import run_sync
+    from spar_desktop.core.tagging.llm import classifier
+
+    ollama = Ollama.from_settings(settings)
+    try:
+        reachable = run_sync(ollama.is_reachable())
+    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
+        reachable = False
+    if not reachable:
+        return None, f"no Ollama server at {settings.ollama_host}"
+    return classifier(lambda prompt: run_sync(ollama.generate(prompt, json_format=True,
+                                                                options={"temperature": 0}))), None
+
+
+def run_suggest(args: argparse.Namespace) -> int:
+    from spar_desktop.cli import CommandError
+    from spar_desktop.commands.common import StderrProgress, settings_from_args
+    from spar_desktop.core.progress import CancelToken, Cancelled
+    from spar_desktop.core.tagging import review
+    from spar_desktop.core.tagging.job import run_tagging
+    from spar_desktop.core.workspaces.engine import encoder_for
+
+    settings = settings_from_args(args)
+    library = open_library(args)
+    classify, why_not = (None, "off (--no-llm)") if args.llm is False else ollama_classifier(settings)
+    if args.llm and classify is None:
+        print(f"LLM step skipped: {why_not}; suggesting from tag text and neighbours", file=sys.stderr)
+    progress = StderrProgress("tags")
+    cancel = CancelToken()
+    try:
+        report = run_tagging(library, settings, encoder_for(settings), classify, progress=progress, cancel=cancel,
+                             limit=args.limit, redo=args.redo)
+    except (KeyboardInterrupt, Cancelled):
+        cancel.cancel()
+        progress.finish()
+        raise CommandError("stopped; the work done so far is kept: run it again to go on") from None
+    progress.finish()
+    pending = sum(review.pending_counts(library).values())
+    if args.json:
+        print(json.dumps({"summaries": {"summarized": report.summaries.summarized,
+                                        "up_to_date": report.summaries.up_to_date,
+                                        "unreadable": report.summaries.unreadable},
+                          "suggestions": {"files": report.suggestions.files, "stored": report.suggestions.suggestions,
+                                          "up_to_date": report.suggestions.up_to_date,
+                                          "llm_files": report.suggestions.llm_files,
+                                          "llm_error": report.suggestions.llm_error},
+                          "llm": classify is not None, "pending": pending}, indent=1))
+        return 0
+    print(printable(report.summaries.message()))
+    for path, message in report.summaries.errors[:10]:
+        print(f"  ! {printable(path)}: {printable(message)}")
+    print(printable(report.suggestions.message()))
+    if classify is None and args.llm is None:
+        print(printable(f"(LLM step skipped: {why_not})"))
+    print(f"{pending} suggestions waiting for review: spar tags review")
+    return 0
+
+
+def _pairs(values: list[str]) -> list[tuple[int, int]]:
+    from spar_desktop.cli import CommandError
+
+    out = []
+    for v in values:
+        f, sep, t = v.partition(":")
+        if not sep or not f.strip().isdigit() or not t.strip().isdigit():
+            raise CommandError(f"not a suggestion id (FILE_ID:TAG_ID): {printable(v)}")
+        out.append((int(f), int(t)))
+    return out
+
+
+def run_review(args: argparse.Namespace) -> int:
+    from sqlalchemy import select
+
+    from spar_desktop.cli import CommandError
+    from spar_desktop.core.library.models import File
+    from spar_desktop.core.library.tags import resolve_tags
+    from spar_desktop.core.tagging import review
+
+    library = open_library(args)
+    tag_ids: list[int | None] = [None]
+    file_id = None
+    with library.session() as s:
+        if args.tag:
+            tag_ids = [t.id for t in resolve_tags(s, args.tag)]
+            if not tag_ids:
+                raise CommandError(f"unknown tag: {printable(args.tag)}")
+        if args.file:
+            file_id = s.scalar(select(File.id).where(File.path == os.path.realpath(args.file)))
+            if file_id is None:
+                raise CommandError(f"not in the index: {printable(args.file)}")
+
+    def selected() -> list:
+        return [x for t in tag_ids for x in review.pending(library, t, file_id, args.min_score)]
+
+    changed = []
+    if args.accept_above is not None:
+        n = sum(review.accept_above(library, args.accept_above, t) for t in tag_ids) if file_id is None else \
+            review.accept(library, [(x.file_id, x.tag_id) for x in selected() if x.score >= args.accept_above])
+        changed.append(f"accepted {n} suggestions scored {args.accept_above:g} or more")
+    if args.accept is not None:
+        pairs = _pairs(args.accept) if args.accept else [(x.file_id, x.tag_id) for x in selected()]
+        changed.append(f"accepted {review.accept(library, pairs)} suggestions")
+    if args.reject is not None:
+        pairs = _pairs(args.reject) if args.reject else [(x.file_id, x.tag_id) for x in selected()]
+        changed.append(f"rejected {review.reject(library, pairs)} suggestions (they will not be suggested again)")
+    rows = sorted(selected(), key=lambda x: (-x.score, x.path, x.tag_key))
+    if args.json:
+        limit = args.limit if args.limit is not None else len(rows)
+        print(json.dumps({"done": changed, "pending": len(rows), "suggestions": [
+            {"id": f"{x.file_id}:{x.tag_id}", "file_id": x.file_id, "path": x.path, "tag_id": x.tag_id,
+             "tag": x.tag_value, "tag_key": x.tag_key, "source": x.source, "score": x.score} for x in rows[:limit]]},
+            indent=1, ensure_ascii=False))
+        return 0
+    for line in changed:
+        print(line)
+    if not rows:
+        print("no suggestions waiting for review" + ("" if changed else " (spar tags suggest makes some)"))
+        return 0
+    limit = args.limit if args.limit is not None else 50
+    print(f"{len(rows)} suggestions waiting for review" + (f", the best {limit}:" if len(rows) > limit else ":"))
+    for x in rows[:limit]:
+        print(f"  {x.file_id}:{x.tag_id:<6} {x.score:.2f} {x.source:<4} {printable(x.tag_value)}  <-  {printable(x.path)}")
+    print("accept: spar tags review --accept ID...  reject: --reject ID...  bulk: --accept-above SCORE")
     return 0

@@ -189,7 +189,11 @@ class DetailsPanel(QWidget):
             bg, fg = CHIP_COLOURS.get(source, ("#eeeeee", "#333333"))
             shown = key if source == TagSource.PATH else label
             chips.append(f'<span style="background:{bg}; color:{fg};">&nbsp;{html.escape(shown)}&nbsp;</span>')
-        self.tags.setText("&nbsp; ".join(chips) if chips else "<i>no tags</i>")
+        text = "&nbsp; ".join(chips) if chips else "<i>no tags</i>"
+        if details.suggested:  # not the file's tags until someone accepts them (Tags ▸ Review suggestions)
+            text += "<br><i>Suggested, to review: " + ", ".join(
+                f"{html.escape(label)} ({score:.2f})" for _i, label, score in details.suggested) + "</i>"
+        self.tags.setText(text)
         self.tags.setToolTip("\n".join(f"{SOURCE_LABELS.get(s, s)}: {k}" for _i, k, _l, s in details.tags))
 
     # ------------------------------------------------------------------ child documents, copies, OCR

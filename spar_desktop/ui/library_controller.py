@@ -11,10 +11,11 @@ import logging
 import os
 from functools import partial
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
+from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.library.queries import FileFilter
@@ -37,6 +38,7 @@ class LibraryController(QObject):
     tags_changed = Signal()  # a tag was applied/removed: details of the selection are stale
     status = Signal(str)  # one line for the status bar
     error = Signal(str, str)  # (message, details) of a failed user action
+    tagging_finished = Signal(object)  # TaggingReport: tag suggestions changed
 
     def __init__(self, library: Library, runner: TaskRunner, data_dir: Path, watch: bool = True,
                  debounce_ms: int = 2000, parent: Optional[QObject] = None) -> None:
@@ -59,6 +61,10 @@ class LibraryController(QObject):
                 f"{root} has more folders than can be watched: it is re-scanned every "
                 f"{self.watcher.poll_minutes:g} minutes instead"))
         self._scan_targets: dict[str, str] = {}  # task key → folder being scanned
+        # Tag suggestions (ui/tag_review.TagSuggestions turns the automatic run on and supplies the
+        # window's current settings): after a scan that found new or changed files.
+        self.auto_tagging = False
+        self.settings_provider: Callable[[], Optional[Settings]] = lambda: library.settings
         self._pending_rescans: set[str] = set()
 
     # ------------------------------------------------------------------ refreshing
@@ -171,6 +177,8 @@ class LibraryController(QObject):
         for note in summary.notes:
             log.info("scan note: %s", note)
         self.scan_finished.emit(summary)
+        if self.auto_tagging and not summary.cancelled and (summary.new or summary.changed or summary.restored):
+            self.start_tagging()  # after the scan, never inside it: the scan stays fast
         if root in self._pending_rescans:
             self._pending_rescans.discard(root)
             self.start_scan(root, from_watch=True)
@@ -210,6 +218,22 @@ class LibraryController(QObject):
         self.runner.run(partial(ops.remove_tag, self.library, file_ids, tag_id), title="Removing tag",
                         on_success=lambda n: self._tags_edited(f"Removed the tag from {n} file{'s' if n != 1 else ''}"),
                         on_failure=self._failed)
+
+    def start_tagging(self, use_llm: bool = False) -> Optional[TaskHandle]:
+        """Summaries and tag suggestions in the background (resumable, cancellable in the task
+        list, low priority). A newer request replaces a running one, which keeps its work."""
+        from spar_desktop.ui.tag_review import JOB_KEY, tagging_op
+
+        settings = self.settings_provider()
+        if settings is None:
+            return None
+
+        def done(report) -> None:
+            self.status.emit(f"Tag suggestions: {report.message()}")
+            self.tagging_finished.emit(report)
+
+        return self.runner.run(partial(tagging_op, self.library, settings, use_llm), title="Suggesting tags",
+                               key=JOB_KEY, on_success=done, on_failure=self._failed)
 
     def import_taxonomy(self, path: str) -> None:
         self.runner.run(partial(ops.import_taxonomy_file, self.library, path), title="Importing taxonomy",

@@ -71,6 +71,7 @@ class FileDetails:
     nested_members: int = 0  # all documents inside it, members of members included
     copies: tuple[str, ...] = ()  # other present files with the same content
     workspaces: tuple[tuple[str, str, Optional[str]], ...] = ()  # (workspace, file state, note)
+    suggested: tuple[tuple[int, str, float], ...] = ()  # unconfirmed suggestions: (tag id, label, score)
 
     @property
     def text_from_ocr(self) -> bool:
@@ -170,7 +171,8 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
         f = s.get(File, file_id)
         if f is None:
             return None
-        tags = s.execute(select(Tag.id, Tag.key, Tag.value, Tag.source).join(FileTag, FileTag.tag_id == Tag.id)
+        tags = s.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, FileTag.confirmed, FileTag.score)
+                         .join(FileTag, FileTag.tag_id == Tag.id)
                          .where(FileTag.file_id == file_id).order_by(Tag.source, Tag.key)).all()
         record = FileRecord(f.id, f.path, f.rel_path, f.name, f.format, f.size, f.modified_at, f.created_at,
                             f.title, f.author, f.page_count, f.status, f.error)
@@ -186,8 +188,9 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
                                .join(Workspace, Workspace.id == WorkspaceFile.workspace_id)
                                .where(WorkspaceFile.file_id == file_id).order_by(Workspace.name)).all()
         return FileDetails(record, os_path(f.path, f.raw_path), f.content_hash,
-                           tuple((t.id, t.key, t.value, t.source) for t in tags), extra, container, members,
-                           nested, copies_of_file(s, file_id), tuple((n, st, e) for n, st, e in workspaces))
+                           tuple((t.id, t.key, t.value, t.source) for t in tags if t.confirmed), extra, container,
+                           members, nested, copies_of_file(s, file_id), tuple((n, st, e) for n, st, e in workspaces),
+                           tuple((t.id, t.value, float(t.score)) for t in tags if not t.confirmed))
 
 
 def load_issues(library: Library, progress: ProgressCallback, cancel: CancelToken, limit: int = 5000) -> Issues:

@@ -154,6 +154,12 @@ class MainWindow(QMainWindow):
                                           "Search the passages of the selected workspace")
         self.import_tax_action = self._action("Import taxonomy…", self.choose_taxonomy)
         self.import_assign_action = self._action("Import tag assignments (CSV)…", self.choose_assignments)
+        self.suggest_tags_action = self._action("Suggest tags", lambda: self.tag_panel.suggest_requested.emit(), None,
+                                                None, "Suggest tags for new and changed files (in the background)")
+        self.review_tags_action = self._action("Review tag suggestions…",
+                                               lambda: self.tag_panel.review_requested.emit(None))
+        self.topics_action = self._action("Propose topics…", self.open_topics, None, None,
+                                          "Group the files into topics and sub-topics to accept as tags")
         self.sample_action = self._action("Load sample corpus", self.controller.import_sample)
         self.sample_action.setEnabled(sample_corpus_dir() is not None)
         quit_action = self._action("Quit", self.close, None, QKeySequence.StandardKey.Quit)
@@ -168,6 +174,11 @@ class MainWindow(QMainWindow):
         for act in (self.view_action, self.open_action, self.reveal_action):
             doc_menu.addAction(act)
         self.features.build_menu()
+        tags_menu = self.menuBar().addMenu("&Tags")
+        for act in (self.find_tag_action, None, self.import_tax_action, self.import_assign_action, None,
+                    self.suggest_tags_action, self.review_tags_action, self.topics_action):
+            tags_menu.addSeparator() if act is None else tags_menu.addAction(act)
+        self.tags_menu = tags_menu  # the tag panel's suggestion actions join it
         view_menu = self.menuBar().addMenu("&View")
         view_menu.addAction(self.relations.build_action())
         view_menu.addSeparator()
@@ -190,7 +201,15 @@ class MainWindow(QMainWindow):
                     self.settings_action):
             bar.addSeparator() if act is None else bar.addAction(act)
 
+    def open_topics(self) -> None:
+        from spar_desktop.ui.topic_proposal import open_topic_proposal
+
+        open_topic_proposal(self)
+
     def _connect(self) -> None:
+        from spar_desktop.ui.tag_review import TagSuggestions
+
+        self.tag_suggestions = TagSuggestions(self)  # the tag panel's Suggest / Review, and the job after scans
         c = self.controller
         c.tags_loaded.connect(self.tag_panel.set_snapshot)
         c.files_loaded.connect(self.file_panel.set_rows)

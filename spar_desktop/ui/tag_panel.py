@@ -18,7 +18,9 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QLineEdit,
+    QHBoxLayout,
     QMenu,
+    QPushButton,
     QSizePolicy,
     QTreeView,
     QVBoxLayout,
@@ -41,6 +43,8 @@ class TagPanel(QWidget):
     tag_files_requested = Signal(object)  # tag id, or None to pick/create one
     untag_files_requested = Signal(int)
     import_taxonomy_requested = Signal()
+    suggest_requested = Signal()  # "Suggest tags": run the tagging job now
+    review_requested = Signal(object)  # tag id, or None for every suggestion
 
     def __init__(self, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
@@ -74,6 +78,7 @@ class TagPanel(QWidget):
         layout.addWidget(self.search)
         layout.addWidget(self.view)
         layout.addWidget(self.empty_label)
+        layout.addLayout(self._suggestion_row())
         self._debounce = QTimer(self, singleShot=True, interval=200)
         self._debounce.timeout.connect(self._apply_search)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
@@ -81,6 +86,39 @@ class TagPanel(QWidget):
         self.view.customContextMenuRequested.connect(self._context_menu)
         self._last_groups: tuple = ()
         self._restoring = False
+
+    def _suggestion_row(self) -> QVBoxLayout:
+        """'12 suggested' + Review…: automatic tags wait here for a person."""
+        self.pending: dict[int, int] = {}
+        self.suggested_label = QLabel("")
+        self.suggested_label.setObjectName("muted")
+        self.suggested_label.setWordWrap(True)  # the panel must stay narrow on small screens
+        self.suggested_label.setToolTip("Tags suggested for files (from tag text, similar files and the LLM) "
+                                        "that nobody has accepted or rejected yet")
+        # "Suggest tags" lives in the Tags menu and this panel's context menu: a second button here
+        # made the panel (and the window's minimum width) too wide for small screens.
+        self.review_button = QPushButton("Review…")
+        self.review_button.setToolTip("Accept or reject the suggested tags, per tag or per file")
+        self.review_button.clicked.connect(lambda: self.review_requested.emit(None))
+        # It may shrink with the dock rather than widen the window's minimum (small screens).
+        self.review_button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.review_button.setMinimumWidth(48)
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.review_button, 1)
+        buttons.addStretch(1)
+        box = QVBoxLayout()
+        box.setSpacing(4)
+        box.addWidget(self.suggested_label)
+        box.addLayout(buttons)
+        self.set_pending({})
+        return box
+
+    def set_pending(self, counts: dict[int, int]) -> None:
+        """Unconfirmed suggestions per tag id (review.pending_counts)."""
+        self.pending = dict(counts)
+        total = sum(self.pending.values())
+        self.suggested_label.setText(f"Suggested: {total:,} to review" if total else "No suggestions to review")
+        self.review_button.setEnabled(total > 0)
 
     # ------------------------------------------------------------------ data
     def set_snapshot(self, snapshot: TagSnapshot) -> None:
@@ -218,6 +256,20 @@ class TagPanel(QWidget):
             act = QAction(f"Untag “{self.model.infos[tag_id].value}” from selected files", menu)
             act.triggered.connect(lambda: self.untag_files_requested.emit(tag_id))
             menu.addAction(act)
+        menu.addSeparator()
+        waiting = self.pending.get(tag_id, 0) if tag_id is not None else 0
+        if waiting:
+            act = QAction(f"Review {waiting:,} suggestion{'s' if waiting != 1 else ''} of “"
+                          f"{self.model.infos[tag_id].value}”…", menu)
+            act.triggered.connect(lambda: self.review_requested.emit(tag_id))
+            menu.addAction(act)
+        act = QAction("Review suggestions…", menu)
+        act.setEnabled(bool(self.pending))
+        act.triggered.connect(lambda: self.review_requested.emit(None))
+        menu.addAction(act)
+        act = QAction("Suggest tags", menu)
+        act.triggered.connect(self.suggest_requested)
+        menu.addAction(act)
         menu.addSeparator()
         act = QAction("Import taxonomy…", menu)
         act.triggered.connect(self.import_taxonomy_requested)

@@ -12,6 +12,8 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 
 UI_TIMEOUT_MS = 30_000
+# Tag suggestions after every scan would run beside each test's own work; test_tag_review turns it on.
+os.environ.setdefault("SPAR_AUTO_TAGGING", "0")
 
 
 def app_like_settings(data_dir: Path) -> Settings:

@@ -157,3 +157,33 @@ class ScanIssue(Base):
     path: Mapped[str] = mapped_column(Text)
     message: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class FileSummary(Base):
+    """One short text (title + opening) and its vector per file, for tag suggestions and ranked
+    admission: one vector per file, not a chunk index. Stale when the file's content hash or the
+    encoder's model id differs from the stored ones."""
+
+    __tablename__ = "file_summaries"
+
+    file_id: Mapped[int] = mapped_column(ForeignKey("files.id", ondelete="CASCADE"), primary_key=True)
+    content_hash: Mapped[Optional[str]] = mapped_column(String(80), nullable=True)
+    model_id: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)
+    vector: Mapped[bytes] = mapped_column(LargeBinary)  # float32, L2-normalised
+    # What the file's suggestions were last computed against (tag vocabulary and method);
+    # None: not yet. A rewritten summary starts again at None, so its suggestions are redone.
+    suggest_key: Mapped[Optional[str]] = mapped_column(String(64), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TagRejection(Base):
+    """A suggestion the user rejected: that tag is never suggested for that file again."""
+
+    __tablename__ = "tag_rejections"
+    __table_args__ = (UniqueConstraint("file_id", "tag_id"), Index("ix_tag_rejections_tag", "tag_id"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    file_id: Mapped[int] = mapped_column(ForeignKey("files.id", ondelete="CASCADE"))
+    tag_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
+    rejected_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

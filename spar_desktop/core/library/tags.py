@@ -206,7 +206,8 @@ def tag_infos(session: Session) -> dict[int, TagInfo]:
         parents[c].append(p)
         children[p].append(c)
     direct: dict[int, set[int]] = defaultdict(set)
-    for tag_id, file_id in session.execute(select(FileTag.tag_id, FileTag.file_id)):
+    # Confirmed assignments only: a suggestion nobody accepted yet is not the file's tag.
+    for tag_id, file_id in session.execute(select(FileTag.tag_id, FileTag.file_id).where(FileTag.confirmed.is_(True))):
         direct[tag_id].add(file_id)
     tags = list(session.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)))
     under: dict[int, set[int]] = {}

@@ -2,7 +2,8 @@
 whenever ``Library`` opens a database). Light on purpose: the CLI imports the error from here
 without loading SQLAlchemy or Alembic.
 
-Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id). A change to any table needs a new revision (a test
+Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id);
+0003 = tag suggestions (file_summaries, tag_rejections). A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 # The newest revision this code knows; checked against versions/ by the tests. Opening a database
 # already at this revision costs one SELECT and never loads Alembic.
-HEAD_REVISION = "0002"
+HEAD_REVISION = "0003"
 
 
 class IndexTooNewError(RuntimeError):

@@ -292,13 +292,21 @@ def test_010_models_from_git_upgrade_on_sqlite(tmp_path):
     assert sqlite_ddl(db) == sqlite_ddl(tmp_path / "fresh" / "library.sqlite3")
 
 
-# -- a later revision (simulated: a copy of the scripts with a 0003) ----------------------------------
-REVISION_0002 = """
+# -- a later revision (simulated: a copy of the scripts with one more revision after head) ----------
+def _head() -> str:
+    return runner.head_revision()
+
+
+def _next(revision: str) -> str:
+    return f"{int(revision) + 1:04d}"
+
+
+REVISION_NEXT = """
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0003"
-down_revision = "0002"
+revision = "NEXT"
+down_revision = "HEAD"
 branch_labels = None
 depends_on = None
 
@@ -317,34 +325,37 @@ def downgrade():
 
 
 @pytest.fixture
-def scripts_with_0003(tmp_path, monkeypatch):
+def scripts_with_next(tmp_path, monkeypatch):
     import shutil
 
     def install(fail: bool) -> None:
         scripts = tmp_path / f"migrations-{fail}"
         shutil.copytree(runner.HERE, scripts, ignore=shutil.ignore_patterns("__pycache__"))
-        body = REVISION_0002.replace("    FAIL\n", '    raise RuntimeError("disk on fire")\n' if fail else "")
-        (scripts / "versions" / "0003_note.py").write_text(body)
+        head = _head()
+        body = REVISION_NEXT.replace("    FAIL\n", '    raise RuntimeError("disk on fire")\n' if fail else "")
+        body = body.replace('"NEXT"', f'"{_next(head)}"').replace('"HEAD"', f'"{head}"')
+        (scripts / "versions" / f"{_next(head)}_note.py").write_text(body)
         monkeypatch.setattr(runner, "HERE", scripts)
-        monkeypatch.setattr(runner, "HEAD_REVISION", "0003")
+        monkeypatch.setattr(runner, "HEAD_REVISION", _next(head))
         runner.script_directory.cache_clear()
 
     yield install
     runner.script_directory.cache_clear()
 
 
-def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0003):
+def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_next):
     data = unpack_010(tmp_path)
-    Library.open(load_settings(data)).close()  # 0.1.0 -> head (0002)
+    Library.open(load_settings(data)).close()  # 0.1.0 -> head
     db = data / "library.sqlite3"
     before = dump(db)
-    scripts_with_0003(fail=False)
+    head = _head()
+    scripts_with_next(fail=False)
     lib = Library.open(load_settings(data))
     try:
-        assert (lib.upgrade.from_revision, lib.upgrade.to_revision) == ("0002", "0003")
-        assert lib.upgrade.backup.name.startswith("library.sqlite3.bak-rev0002-")
+        assert (lib.upgrade.from_revision, lib.upgrade.to_revision) == (head, _next(head))
+        assert lib.upgrade.backup.name.startswith(f"library.sqlite3.bak-rev{head}-")
         assert dump(lib.upgrade.backup) == before
-        assert runner.current_revision(lib.engine) == "0003"
+        assert runner.current_revision(lib.engine) == _next(head)
         assert "note" in {c["name"] for c in inspect(lib.engine).get_columns("files")}
         after = dump(db)
         assert after["file_tags"] == before["file_tags"] and after["workspace_files"] == before["workspace_files"]
@@ -355,21 +366,22 @@ def test_an_older_revision_is_backed_up_and_upgraded(tmp_path, scripts_with_0003
         lib.close()
 
 
-def test_a_failed_upgrade_is_undone_and_says_where_the_backup_is(tmp_path, scripts_with_0003):
+def test_a_failed_upgrade_is_undone_and_says_where_the_backup_is(tmp_path, scripts_with_next):
     from spar_desktop.core.library.database import MigrationError
 
     data = unpack_010(tmp_path)
     Library.open(load_settings(data)).close()
     db = data / "library.sqlite3"
     before = dump(db)
-    scripts_with_0003(fail=True)
+    head = _head()
+    scripts_with_next(fail=True)
     with pytest.raises(MigrationError, match="disk on fire") as exc:
         Library.open(load_settings(data))
-    assert "bak-rev0002-" in str(exc.value)
+    assert f"bak-rev{head}-" in str(exc.value)
     assert dump(db) == before  # the ALTER before the failure was rolled back with it
     engine = create_engine(f"sqlite:///{db}")
     try:
-        assert runner.current_revision(engine) == "0002"
+        assert runner.current_revision(engine) == head
         assert "note" not in {c["name"] for c in inspect(engine).get_columns("files")}
     finally:
         engine.dispose()

@@ -1,0 +1,73 @@
+"""The optional LLM step of tag suggestions: a classification prompt over a short candidate list.
+
+The model only chooses among the tags the embedding signals already ranked highest (a prompt with
+a whole MeSH vocabulary would not fit and would invite invented tags), and anything it answers
+that is not one of the offered names is ignored. The caller injects ``generate(prompt) -> reply``
+(the CLI and the app bind it to the Ollama client of core.chat), so tagging never imports chat.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Optional, Sequence
+
+Classify = Callable[[str, list[str]], list[str]]
+
+MAX_CHOSEN = 5
+PROMPT_TEXT_CHARS = 1500
+
+CLASSIFY_PROMPT = """You tag documents. Choose the tags from the list that clearly describe the document
+below (at most {k}; none if nothing fits). Copy tag names exactly as listed.
+Return JSON: {{"tags": [...]}}.
+
+Tags:
+{tags}
+
+Document:
+{text}"""
+
+
+def classification_prompt(text: str, labels: Sequence[str], k: int = MAX_CHOSEN) -> str:
+    tags = "\n".join(f"- {label}" for label in labels)
+    return CLASSIFY_PROMPT.format(k=k, tags=tags, text=" ".join(text.split())[:PROMPT_TEXT_CHARS])
+
+
+def _json(reply: str) -> Any:
+    reply = (reply or "").strip()
+    fenced = re.search(r"```(?:json)?\s*(.+?)```", reply, re.S)
+    if fenced:
+        reply = fenced.group(1).strip()
+    try:
+        return json.loads(reply)
+    except json.JSONDecodeError:
+        m = re.search(r"(\{.*\}|\[.*\])", reply, re.S)
+        if not m:
+            raise ValueError("the model's reply was not JSON") from None
+        return json.loads(m.group(1))
+
+
+def parse_choice(reply: str, labels: Sequence[str], k: int = MAX_CHOSEN) -> list[str]:
+    """The offered labels the reply names (case and spacing ignored), in its order, at most k.
+    Raises ValueError when the reply is not the JSON asked for."""
+    data = _json(reply)
+    items = data.get("tags") if isinstance(data, dict) else data
+    if not isinstance(items, list):
+        raise ValueError("the model returned no tag list")
+    by_norm = {" ".join(lab.lower().split()): lab for lab in labels}
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, str):
+            label: Optional[str] = by_norm.get(" ".join(item.lower().split()))
+            if label is not None and label not in out:
+                out.append(label)
+    return out[:k]
+
+
+def classifier(generate: Callable[[str], str], k: int = MAX_CHOSEN) -> Classify:
+    """A ``classify(text, labels) -> chosen labels`` over a prompt-in, reply-out function."""
+
+    def classify(text: str, labels: list[str]) -> list[str]:
+        return parse_choice(generate(classification_prompt(text, labels, k)), labels, k)
+
+    return classify
