@@ -29,15 +29,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--since", type=parse_day)
     c.add_argument("--until", type=lambda t: parse_day(t, end=True))
     c.add_argument("--type", action="append", default=[], help="file type: pdf, docx, md, csv ...")
-    c.add_argument("--match", choices=["most", "all"], default="most",
-                   help="with 3 or more tag groups a file may lack one that is not required ('most', default), "
-                        "or must match every group ('all')")
+    c.add_argument("--match", choices=["ranked", "most", "all"], default="ranked",
+                   help="'ranked' (default): required tags, folders and constraints stay hard, the other files are "
+                        "scored by their keywords' tags (and summaries) and the best admitted up to --budget; "
+                        "'most': a file needs every keyword's tags, or all but one when none has them all; "
+                        "'all': every keyword's tags")
+    _ranking_options(c)
     c.add_argument("--all-files", action="store_true",
                    help="use the whole index on purpose (e.g. when the request's words match no tag); "
                         "other filters still apply")
     c.add_argument("--build", action="store_true", help="build right away")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
+
+    ed = wsub.add_parser("edit", help="change a workspace's budget or whether tag suggestions count")
+    ed.add_argument("name")
+    _ranking_options(ed)
+    ed.add_argument("--exclude-suggested", action="store_true",
+                    help="count confirmed tags only again (the default)")
+    ed.add_argument("--json", action="store_true")
+    ed.set_defaults(func=run_edit)
 
     for action, helptext in (("explain", "show how the filter chose the files"),
                              ("files", "list the workspace's files and their state")):
@@ -86,6 +97,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.set_defaults(func=run_import)
 
 
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
+    return n
+
+
+def _ranking_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--budget", type=_positive, metavar="N",
+                   help="ranked: admit at most N files (default: a tenth of the index, at least 25)")
+    p.add_argument("--include-suggested", action="store_true",
+                   help="count tag suggestions nobody confirmed yet (spar tags review) as tags")
+
+
 def _manager(args):
     from spar_desktop.core.workspaces.manager import Workspaces
 
@@ -124,9 +149,11 @@ def run_create(args) -> int:
     if args.all_files and not (args.prompt.strip() or args.tag or args.since or args.until or args.type):
         flt = WorkspaceFilter(all_files=True)
     else:
-        flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type)
+        flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type,
+                             match=args.match)
     if args.match == "all":
         flt = replace(flt, tolerance=0)
+    flt = _with_ranking_options(flt, args)
     if args.all_files:
         flt = replace(flt, all_files=True)
     try:
@@ -144,6 +171,37 @@ def run_create(args) -> int:
         args.rebuild = False
         return run_build(args)
     print(printable(f"next: spar ws build \"{info.name}\""))
+    return 0
+
+
+def _with_ranking_options(flt, args):
+    if args.budget:
+        flt = flt.with_budget(args.budget)
+    if args.include_suggested:
+        flt = replace(flt, include_unconfirmed=True)
+    if getattr(args, "exclude_suggested", False):
+        flt = replace(flt, include_unconfirmed=False)
+    return flt
+
+
+@_guard
+def run_edit(args) -> int:
+    from spar_desktop.cli import CommandError
+
+    if args.include_suggested and args.exclude_suggested:
+        raise CommandError("--include-suggested and --exclude-suggested contradict each other")
+    mgr = _manager(args)
+    flt = mgr.get(args.name).filter
+    if args.budget and not flt.ranked:
+        raise CommandError(printable(f"'{args.name}' was made with every keyword required (not ranked), so it has no "
+                                     "budget; create it again to rank its files"))
+    exp = mgr.set_filter(args.name, _with_ranking_options(flt, args))
+    if args.json:
+        print(json.dumps(exp.to_json(), indent=1, default=str))
+        return 0
+    print(printable(f"saved the filter of '{args.name}' ({exp.admitted} files admitted); "
+                    f"build to apply it: spar ws build \"{args.name}\""))
+    _print_explanation(exp)
     return 0
 
 

@@ -3,7 +3,9 @@ becomes an explained filter the user can edit before anything is built.
 
 Shown: the tags matched per keyword (checkable, with score and how they matched), keyword groups
 that relaxation left out (unchecked, check to require them again), keywords no tag matched, the constraints (dates and file types, editable), notes and problems, and the
-funnel of file counts, recomputed in the background after every edit (latest-wins).
+funnel of file counts, recomputed in the background after every edit (latest-wins). A ranked
+filter (issue 16) shows its size against the index with Show more / Show fewer (the budget, ×2
+or ÷2), whether unconfirmed tag suggestions count, and the files that came in only through them.
 """
 
 from __future__ import annotations
@@ -140,13 +142,19 @@ class WorkspaceDialog(QDialog):
         self.match_all_check = QCheckBox("Every keyword must match")
         self.match_all_check.setObjectName("matchAll")
         self.match_all_check.setChecked(True)
-        self.match_all_check.setToolTip("Off: a file may lack one keyword's tags (never a required one, such as "
-                                        "a folder, a tag you added or a name like “patient A” or “T-07”). "
-                                        "Switched off by itself when no file has every keyword.")
+        self.match_all_check.setToolTip("Off: files are ranked by how many keywords' tags they have (and how "
+                                        "like the request their text is), the best first; required tags — a "
+                                        "folder, a tag you added, a name like “patient A” or “T-07” — always hold.")
         self.match_all_check.toggled.connect(lambda _on: None if self._filling else self._recount.start())
         tl.addWidget(self.match_all_check)
-        tl.addWidget(self._muted("Unchecked tags are left out; a file needs a checked tag (or a sub-tag) of every "
-                                 "keyword, or of all but one when “Every keyword must match” is off."))
+        self.suggested_check = QCheckBox("Count unconfirmed tag suggestions")
+        self.suggested_check.setObjectName("countSuggested")
+        self.suggested_check.setToolTip("Automatic tag suggestions nobody reviewed yet count as tags "
+                                        "(the files they alone bring in are listed under the counts)")
+        self.suggested_check.toggled.connect(lambda _on: None if self._filling else self._recount.start())
+        tl.addWidget(self.suggested_check)
+        tl.addWidget(self._muted("Unchecked tags are left out. Files are ranked by the checked tags (or sub-tags) "
+                                 "they have; with “Every keyword must match” a file needs one of every keyword."))
         body.addWidget(tags_box, 3)
 
         right = QVBoxLayout()
@@ -176,6 +184,19 @@ class WorkspaceDialog(QDialog):
         self.admitted_label.setObjectName("countLabel")
         self.admitted_label.setWordWrap(True)
         fl.addWidget(self.admitted_label)
+        size_row = QHBoxLayout()
+        self.size_label = QLabel()
+        self.size_label.setObjectName("workspaceSize")
+        self.more_button = QPushButton("Show more")
+        self.fewer_button = QPushButton("Show fewer")
+        for button, factor in ((self.more_button, 2.0), (self.fewer_button, 0.5)):
+            button.setAutoDefault(False)
+            button.setVisible(False)
+            button.clicked.connect(partial(self.scale_budget, factor))
+        size_row.addWidget(self.size_label, 1)
+        size_row.addWidget(self.fewer_button)
+        size_row.addWidget(self.more_button)
+        fl.addLayout(size_row)
         right.addWidget(funnel_box)
         self.notes_label = QLabel()
         self.notes_label.setWordWrap(True)
@@ -326,7 +347,8 @@ class WorkspaceDialog(QDialog):
                 edit.setDate(QDate(value.year, value.month, value.day))
         self.types_edit.setText(", ".join(flt.formats))
         self.authors_edit.setText(", ".join(flt.authors))
-        self.match_all_check.setChecked(flt.tolerance == 0)
+        self.match_all_check.setChecked(not flt.ranked and flt.tolerance == 0)
+        self.suggested_check.setChecked(flt.include_unconfirmed)
         self._filling = False
         self.tree.expandAll()
         self.status_label.setStyleSheet("")
@@ -417,9 +439,23 @@ class WorkspaceDialog(QDialog):
         since = self.since_edit.date().toPython() if self.since_check.isChecked() else None
         until = self.until_edit.date().toPython() if self.until_check.isChecked() else None
         authors = tuple(dict.fromkeys(a.strip() for a in self.authors_edit.text().split(",") if a.strip()))
-        tolerance = 0 if self.match_all_check.isChecked() else max(1, base.tolerance)
+        # "Every keyword must match" turns a ranked filter into an all-or-nothing one; off again, it
+        # ranks (or, for a filter saved before ranking, tolerates one missing keyword).
+        every = self.match_all_check.isChecked()
+        ranked = base.ranked and not every
+        tolerance = 0 if every or ranked else max(1, base.tolerance)
         return replace(base, groups=tuple(groups), dropped=tuple(dropped), since=since, until=until,
-                       formats=ops.parse_types(self.types_edit.text()), authors=authors, tolerance=tolerance)
+                       formats=ops.parse_types(self.types_edit.text()), authors=authors, tolerance=tolerance,
+                       ranked=ranked, include_unconfirmed=self.suggested_check.isChecked())
+
+    def scale_budget(self, factor: float) -> None:
+        """Show more (×2) or fewer (÷2) of the ranked files: the budget moves from what is admitted now."""
+        ranking = self.explanation.ranking if self.explanation is not None else None
+        if self.base is None or ranking is None:
+            return
+        now = len(ranking.admitted)
+        self.base = self.base.with_budget(max(now, ranking.budget) * 2 if factor > 1 else max(1, now // 2))
+        self._explain_current()
 
     def add_tag(self) -> None:
         text = self.add_tag_edit.text().strip()
@@ -466,13 +502,34 @@ class WorkspaceDialog(QDialog):
         else:
             self.admitted_label.setText(f"{n:,} file{'s' if n != 1 else ''} will be in the workspace")
             self.admitted_label.setStyleSheet("")
+        self._show_size(explanation)
         flt = explanation.filter
         lines = [f"<span style='color:#545b68'>Note: {html.escape(gui_words(t))}</span>" for t in flt.notes]
         lines += [f"<span style='color:#b3261e'>Problem: {html.escape(t)}</span>" for t in flt.problems]
+        if explanation.suggested_only:
+            names = [p.replace("\\", "/").rpartition("/")[2] for p in explanation.suggested_only]
+            more = f" and {len(names) - 5} more" if len(names) > 5 else ""
+            lines.append(f"<span style='color:#8a5a00'>{len(names)} only through unconfirmed tag suggestions: "
+                         f"{html.escape(', '.join(names[:5]))}{more}</span>")
+        self.notes_label.setToolTip("\n".join(explanation.suggested_only[:50]))
         self.notes_label.setText("<br>".join(lines))
         self.notes_label.setVisible(bool(lines))
         self._update_buttons()
         self.explained.emit(explanation)
+
+    def _show_size(self, explanation) -> None:
+        """“420 files, 8% of the index”, and (ranked) Show more / Show fewer."""
+        n, ranking = explanation.admitted, explanation.ranking
+        scoped = explanation.filter.scoped and explanation.indexed > 0
+        self.size_label.setText(f"{n:,} file{'s' if n != 1 else ''}, {explanation.share:.0%} of the index"
+                                if scoped else "")
+        self.more_button.setVisible(ranking is not None)
+        self.fewer_button.setVisible(ranking is not None)
+        if ranking is not None:
+            self.more_button.setEnabled(ranking.candidates > len(ranking.admitted))
+            self.fewer_button.setEnabled(len(ranking.admitted) > 1)
+            self.more_button.setToolTip(f"Admit up to {max(len(ranking.admitted), ranking.budget) * 2:,} of the "
+                                        f"{ranking.candidates:,} files with some evidence")
 
     def _update_buttons(self) -> None:
         ok = self.explanation is not None and self.explanation.admitted > 0 and not self.stale()

@@ -89,7 +89,7 @@ def test_create_admits_files_lacking_one_group_when_none_has_all_unless_every_gr
     lib.close()
 
     request = "gearbox, blade and tower inspections"
-    code, out, _ = spar(capsys, data, "ws", "create", "most", "--prompt", request)
+    code, out, _ = spar(capsys, data, "ws", "create", "most", "--prompt", request, "--match", "most")
     assert code == 0 and "2 files admitted" in out and "may lack 1 of the 3 groups" in out
     code, out, _ = spar(capsys, data, "ws", "create", "every", "--prompt", request, "--match", "all")
     assert code == 0 and "0 files admitted" in out and "may lack" not in out and "Nothing matches" in out

@@ -43,14 +43,15 @@ def test_request_preview_edit_create_build_search_and_open_hit(qtbot, indexed_wi
     assert set(tag_keys(dialog, "incident reports")) == {"Operations/Incident-Reports", "Safety/Incident-Reports"}
     assert str(exp.filter.since) == "2023-01-01" and str(exp.filter.until) == "2023-12-31"
     assert dialog.since_check.isChecked() and dialog.until_edit.date().year() == 2023
-    assert [s.admitted for s in exp.funnel] == [5, 4, 3]
+    # Ranked (issue 16): all files, the dates (hard), then the ranking step.
+    assert [s.admitted for s in exp.funnel] == [5, 4, 3] and exp.funnel[-1].label.startswith("ranked: top 3 of 3")
     assert "3 files" in dialog.admitted_label.text() and dialog.build_button.isEnabled()
 
     # Uncheck the Safety tag: the funnel is recounted in the background.
     safety = next(t.tag_id for g in exp.filter.groups for t in g.tags if t.key == "Safety/Incident-Reports")
     with qtbot.waitSignal(dialog.explained, timeout=UI_TIMEOUT_MS) as recount:
         assert dialog.set_tag_checked(safety, False)
-    assert recount.args[0].admitted == 2 and [s.admitted for s in recount.args[0].funnel] == [5, 3, 2]
+    assert recount.args[0].admitted == 2 and [s.admitted for s in recount.args[0].funnel] == [5, 4, 2]
     assert tag_keys(dialog, "incident reports")["Safety/Incident-Reports"] == Qt.CheckState.Unchecked
 
     dialog.name_edit.setText("Incidents 2023")

@@ -23,7 +23,11 @@ class FileFilter:
     """Each entry of ``tag_groups`` is a set of tag ids: a file needs ≥1 tag (or a descendant)
     of every group. ``soft_groups``: a file needs ≥1 tag of at least ``soft_min`` of them (a
     request with many concepts tolerates a file that lacks one). Dates compare with the document
-    date (authored date when known, else modified). ``until`` is inclusive."""
+    date (authored date when known, else modified). ``until`` is inclusive.
+
+    Tag conditions count only confirmed assignments (folders, dates, imports, the user, accepted
+    suggestions) unless ``include_unconfirmed``: an automatic suggestion nobody reviewed must not
+    silently decide what a workspace holds (issue 16)."""
 
     tag_groups: tuple[frozenset[int], ...] = ()
     soft_groups: tuple[frozenset[int], ...] = ()
@@ -37,6 +41,7 @@ class FileFilter:
     authors: tuple[str, ...] = ()  # any of them (case-insensitive substring)
     folder_ids: tuple[int, ...] = ()
     file_ids: Optional[frozenset[int]] = None
+    include_unconfirmed: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +107,20 @@ def document_date_expr():
     return func.coalesce(File.created_at, File.modified_at)
 
 
+def tagged_with(session: Session, tag_ids: frozenset[int], include_unconfirmed: bool = False) -> Select:
+    """Ids of files with one of ``tag_ids`` or a descendant; unconfirmed suggestions only when asked."""
+    q = select(FileTag.file_id).where(FileTag.tag_id.in_(descendant_ids(session, tag_ids)))
+    return q if include_unconfirmed else q.where(FileTag.confirmed.is_(True))
+
+
 def build_query(session: Session, flt: FileFilter) -> Select:
     q = select(File)
     conds = []
     for group in flt.tag_groups:
-        expanded = descendant_ids(session, group)
-        conds.append(File.id.in_(select(FileTag.file_id).where(FileTag.tag_id.in_(expanded))))
+        conds.append(File.id.in_(tagged_with(session, group, flt.include_unconfirmed)))
     if flt.soft_groups and flt.soft_min > 0:
-        hits = [case((File.id.in_(select(FileTag.file_id).where(FileTag.tag_id.in_(descendant_ids(session, g)))), 1),
-                     else_=0) for g in flt.soft_groups]
+        hits = [case((File.id.in_(tagged_with(session, g, flt.include_unconfirmed)), 1), else_=0)
+                for g in flt.soft_groups]
         conds.append(sum(hits[1:], hits[0]) >= min(flt.soft_min, len(hits)))
     doc_date = document_date_expr()
     if flt.since:

@@ -26,7 +26,7 @@ from spar_desktop.core.workspaces.models import (
 from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import (
-    Explanation, TagChoice, TagGroup, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
+    Explanation, TagChoice, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
 )
 
 log = logging.getLogger(__name__)
@@ -183,13 +183,22 @@ class Workspaces:
         return self.get(name), explain(self.library, flt)
 
     def filter_for(self, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
-                   until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None) -> WorkspaceFilter:
-        """Request → filter, then explicit options on top (they win over what the request said)."""
+                   until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
+                   match: str = "ranked") -> WorkspaceFilter:
+        """Request → filter, then explicit options on top (they win over what the request said).
+
+        ``match``: 'ranked' (score and admit the best up to a budget), 'most' (all-or-nothing; a
+        file may lack a group when none has them all) or 'all' (every group)."""
+        if match not in ("ranked", "most", "all"):
+            raise WorkspaceError(f"unknown match mode '{match}': ranked, most or all")
         if request.strip():
             parsed = parse_request(request, today)
-            flt = build_filter(self.library, parsed, self.tag_index) if parsed.keywords or parsed.folders else \
+            flt = build_filter(self.library, parsed, self.tag_index, relax=match == "most", ranked=match == "ranked") \
+                if parsed.keywords or parsed.folders else \
                 WorkspaceFilter(since=parsed.since, until=parsed.until, formats=parsed.formats, authors=parsed.authors,
                                 request=request, notes=parsed.notes, problems=parsed.problems)
+            if flt.ranked and parsed.keywords:
+                flt = self.with_request_vector(flt)
         elif not (tags or since or until or types):
             raise WorkspaceError("give a request (--prompt) or at least one filter (--tag, --since, --until, --type)")
         else:
@@ -213,6 +222,16 @@ class Workspaces:
         if flt.since and flt.until and flt.since > flt.until:
             problems.append(f"since {flt.since} is after until {flt.until}: no file can match")
         return replace(flt, problems=tuple(dict.fromkeys(problems)))
+
+    def with_request_vector(self, flt: WorkspaceFilter) -> WorkspaceFilter:
+        """``flt`` with its request encoded, when the index has file summaries to compare it with
+        (tagging.summaries); without them ranking uses tags alone and nothing is encoded."""
+        from spar_desktop.core.workspaces import ranking
+
+        encoder = self.engine.encoder
+        if not flt.request.strip() or not ranking.summaries_available(self.library, encoder.model_id):
+            return flt
+        return replace(flt, request_vector=ranking.request_vector(encoder, flt.request), vector_model=encoder.model_id)
 
     def workspace_row(self, s, name: str) -> Workspace:
         """The row named ``name`` (exact name first, then case-insensitive) in session ``s``;
@@ -281,7 +300,7 @@ class Workspaces:
         gone = [t for g in flt.groups for t in g.tags if t.tag_id not in alive]
         if not gone:
             return flt
-        groups = tuple(TagGroup(g.label, tuple(t for t in g.tags if t.tag_id in alive), g.pruned) for g in flt.groups)
+        groups = tuple(replace(g, tags=tuple(t for t in g.tags if t.tag_id in alive)) for g in flt.groups)  # keeps required
         problems = flt.problems + tuple(f"tag '{t.value}' was deleted; removed from the filter" for t in gone)
         emptied = [g.label for g in groups if not g.tags]
         problems += tuple(f"tag group '{label}' lost all its tags and was dropped" for label in emptied)

@@ -6,6 +6,11 @@ group; a file is admitted when it has ≥1 tag (or descendant) of every group an
 metadata constraint. The explanation shows the tags per keyword with scores, the constraints,
 and the funnel of file counts, naming the step that emptied the set when nothing is left.
 
+Filters made since issue 16 are *ranked* (ranking.py): required groups and metadata stay hard,
+the other keyword groups (and file summaries, when the index has them) score files, and the best
+are admitted up to a budget; relaxation (tolerance, dropped groups) is for all-or-nothing filters,
+which older releases saved and "every keyword must match" still asks for.
+
 A filter with nothing that chooses files (no tag group, no constraint, no file added by hand)
 admits NO file unless the user chose the whole index on purpose (``all_files``): keywords that
 matched no tag must never quietly widen a workspace to everything (issue 14).
@@ -13,17 +18,19 @@ matched no tag must never quietly widen a workspace to everything (issue 14).
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, replace
 from datetime import date
 from typing import Optional
 
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.models import File, TagSource
-from spar_desktop.core.library.queries import FileFilter, build_query, count_files
+from spar_desktop.core.library.models import TagSource
+from spar_desktop.core.library.queries import FileFilter, count_files
 from spar_desktop.core.library.tags import ancestor_ids, resolve_tags
+from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.request import ParsedRequest
-from spar_desktop.core.workspaces.tag_index import names_one_thing
+from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
 
 
 @dataclass(frozen=True)
@@ -71,13 +78,29 @@ class WorkspaceFilter:
     # The user chose the whole index on purpose (CLI --all-files, the dialog's option): only then
     # does a filter with no tag group and no constraint admit every file.
     all_files: bool = False
+    # Ranked admission (issue 16). Absent from filters older releases saved: those keep their
+    # all-or-nothing meaning. ``budget``: at most this many ranked files (the user moves it).
+    ranked: bool = False
+    budget: int = 0
+    # Count tag suggestions nobody confirmed (source auto/llm) as tags: only when the user says so.
+    include_unconfirmed: bool = False
+    # The request encoded as a query (ranking.encode_vector) and the model that encoded it: kept
+    # so every explain and build ranks the same way, with or without an encoder at hand.
+    request_vector: str = ""
+    vector_model: str = ""
 
     @property
     def scoped(self) -> bool:
-        """Something chooses the files: a tag group, a constraint, files added by hand, or the
-        explicit choice of the whole index. An unscoped filter admits nothing."""
+        """Something chooses the files: a tag group, a constraint, files added by hand, the
+        explicit choice of the whole index, or (ranked) the request's likeness to file summaries,
+        which never admits more than the budget. An unscoped filter admits nothing."""
         return bool(self.groups or self.since or self.until or self.formats or self.authors or self.pinned
-                    or self.only_pinned or self.all_files)
+                    or self.only_pinned or self.all_files or (self.ranked and self.request_vector))
+
+    @property
+    def ranks(self) -> bool:
+        """Ranked, with something to rank by (an optional keyword group or a request vector)."""
+        return self.ranked and bool(self.optional_groups or self.request_vector)
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -101,6 +124,9 @@ class WorkspaceFilter:
             notes=tuple(d.get("notes", ())), problems=tuple(d.get("problems", ())),
             pinned=tuple(int(i) for i in d.get("pinned", ())), only_pinned=bool(d.get("only_pinned", False)),
             tolerance=max(0, int(d.get("tolerance", 0) or 0)), all_files=bool(d.get("all_files", False)),
+            ranked=bool(d.get("ranked", False)), budget=max(0, int(d.get("budget", 0) or 0)),
+            include_unconfirmed=bool(d.get("include_unconfirmed", False)),
+            request_vector=str(d.get("request_vector") or ""), vector_model=str(d.get("vector_model") or ""),
         )
         if "all_files" not in d and not flt.scoped:
             # Saved by a release where an unscoped filter meant the whole index: an upgrade must
@@ -130,7 +156,19 @@ class WorkspaceFilter:
             soft_min=len(soft) - self.effective_tolerance if soft else 0,
             since=self.since if constraints else None, until=self.until if constraints else None,
             formats=self.formats if constraints else (), authors=self.authors if constraints else (),
+            include_unconfirmed=self.include_unconfirmed,
         )
+
+    def hard_filter(self, upto_group: Optional[int] = None, constraints: bool = True) -> FileFilter:
+        """Ranked mode's hard part: the required groups (the first ``upto_group``) and the constraints."""
+        required = tuple(g for g in self.groups if g.required and g.tags)
+        return replace(FileFilter(tag_groups=tuple(frozenset(t.tag_id for t in g.tags) for g in required[:upto_group]),
+                                  include_unconfirmed=self.include_unconfirmed),
+                       since=self.since if constraints else None, until=self.until if constraints else None,
+                       formats=self.formats if constraints else (), authors=self.authors if constraints else ())
+
+    def with_budget(self, budget: int) -> "WorkspaceFilter":
+        return replace(self, budget=max(1, int(budget)))
 
     # Edits the UI and CLI offer: each returns a new filter.
     def without_group(self, label: str) -> "WorkspaceFilter":
@@ -161,6 +199,15 @@ class Explanation:
     filter: WorkspaceFilter
     funnel: tuple[FunnelStep, ...]
     emptied_by: Optional[str] = None
+    ranking: Optional[ranking.Ranking] = None  # ranked filters: the scoring step
+    indexed: int = 0  # files in the index (the budget's "% of the index")
+    # Admitted files that would not be without unconfirmed tag suggestions (paths).
+    suggested_only: tuple[str, ...] = ()
+
+    @property
+    def share(self) -> float:
+        """The admitted files as a fraction of the index."""
+        return self.admitted / self.indexed if self.indexed else 0.0
 
     @property
     def admitted(self) -> int:
@@ -171,7 +218,8 @@ class Explanation:
         out = [f"Request: {f.request}"] if f.request else []
         for g in f.groups:
             tags = ", ".join(f"{t.value} [{t.key}] {t.score:.2f} {t.how}" for t in g.tags)
-            out.append(f"  '{g.label}'{' (required)' if g.required and f.effective_tolerance else ''} → {tags}")
+            marked = g.required and (f.effective_tolerance or f.ranks)
+            out.append(f"  '{g.label}'{' (required)' if marked else ''} → {tags}")
             if g.pruned:
                 out.append(f"      (also matched, covered by an ancestor: {', '.join(t.value for t in g.pruned)})")
         for g in f.dropped:
@@ -190,12 +238,25 @@ class Explanation:
             out.append(f"  file types: {', '.join(f.formats)}")
         if f.authors:
             out.append(f"  author: {' or '.join(f.authors)}")
+        if f.ranks:
+            budget = self.ranking.budget if self.ranking else f.budget
+            out.append(f"  ranked: files with the best tag matches{' and summaries' if f.request_vector else ''}, "
+                       f"at most {budget} (the budget; change it to see more or fewer)")
+        if f.include_unconfirmed:
+            out.append("  unconfirmed tag suggestions count as tags")
         for n in f.notes:
             out.append(f"  note: {n}")
         for p in f.problems:
             out.append(f"  problem: {p}")
         out.append("Files admitted at each step:")
         out += [f"  {s.admitted:>7}  {s.label}" for s in self.funnel]
+        if self.indexed and f.scoped:
+            out.append(f"{self.admitted} files, {self.share:.0%} of the index")
+        if self.suggested_only:
+            out.append(f"{len(self.suggested_only)} admitted only through unconfirmed tag suggestions:")
+            out += [f"  {p}" for p in self.suggested_only[:20]]
+            if len(self.suggested_only) > 20:
+                out.append(f"  … and {len(self.suggested_only) - 20} more (--json lists them all)")
         if not f.scoped:
             out.append(unscoped_message(f))
         elif self.emptied_by:
@@ -205,7 +266,9 @@ class Explanation:
 
     def to_json(self) -> dict:
         return {"filter": self.filter.to_json(), "funnel": [asdict(s) for s in self.funnel],
-                "emptied_by": self.emptied_by, "admitted": self.admitted}
+                "emptied_by": self.emptied_by, "admitted": self.admitted, "indexed": self.indexed,
+                "ranking": self.ranking.to_json() if self.ranking else None,
+                "suggested_only": list(self.suggested_only)}
 
 
 NOTHING_CHOSEN = "nothing chosen: no tag group or constraint"
@@ -249,11 +312,24 @@ def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list
     return kept, pruned
 
 
+def names_identified(keyword: str, tags: list[TagChoice]) -> bool:
+    """A keyword naming one thing ('turbine T7', 'patient A') is required only when a matched tag
+    names that thing too ('Turbine T7'): a tag that merely resembles the keyword ('Lymph Nodes'
+    for 'station 9 lymph nodes', 'Aged' for 'patients aged 80') would shut out the very files
+    asked about (on PubMedQA, 2% of the questions lost their answer so)."""
+    if not names_one_thing(keyword):
+        return False
+    marks = [normalize_words(w) for w in keyword.split() if re.search(r"\d", w) or (len(w) == 1 and w.isupper())]
+    return any(all(set(m) <= set(normalize_words(t.value)) for m in marks) for t in tags)
+
+
 def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int = 5,
-                 threshold: float = 0.5, relax: bool = True) -> WorkspaceFilter:
-    """``relax``: when the tag groups together admit nothing, admit files that lack one of them
-    (then two, ...), and say so in the notes — a request that names one concept too many should
-    still give a workspace, with the reason shown."""
+                 threshold: float = 0.5, relax: bool = True, ranked: bool = True) -> WorkspaceFilter:
+    """``ranked`` (the default): keyword groups not marked required score files and the best are
+    admitted up to the default budget (a tenth of the index, at least 25).
+    Else all-or-nothing, where ``relax``: when the tag groups together admit nothing, admit files
+    that lack one of them (then two, ...), and say so in the notes — a request that names one
+    concept too many should still give a workspace, with the reason shown."""
     groups: list[TagGroup] = []
     unmatched: list[str] = []
     problems = list(request.problems)
@@ -263,7 +339,7 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
             unmatched.append(kw)
             continue
         kept, pruned = prune_to_ancestors(library, matches)
-        groups.append(TagGroup(kw, tuple(kept), tuple(pruned), required=names_one_thing(kw)))
+        groups.append(TagGroup(kw, tuple(kept), tuple(pruned), required=names_identified(kw, kept)))
     with library.session() as s:
         for folder in request.folders:
             tags = [t for t in resolve_tags(s, folder) if t.source == TagSource.PATH]
@@ -274,6 +350,9 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
                 problems.append(f"no folder named '{folder}' in the index; that constraint was not applied")
     flt = WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
                           tuple(unmatched), request.text, request.notes, tuple(problems))
+    if ranked:
+        with library.session() as s:
+            return replace(flt, ranked=True, budget=ranking.default_budget(count_files(s, FileFilter())))
     return relax_groups(library, flt) if relax else flt
 
 
@@ -303,20 +382,31 @@ def relax_groups(library: Library, flt: WorkspaceFilter) -> WorkspaceFilter:
 
 
 def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
-    """Count the files admitted after each step (tag groups in order, then each constraint)."""
-    steps: list[FunnelStep] = []
-    if flt.only_pinned:
-        n = len(admitted_files(library, flt))
-        return Explanation(flt, (FunnelStep("shared file list (imported)", len(flt.pinned)),
-                                 FunnelStep("found in this index", n)), None if n else "found in this index")
+    """Count the files admitted after each step: tag groups in order (ranked: the required ones),
+    then each constraint, then (ranked) the scoring step, then files added by hand."""
+    sel = ranking.select_files(library, flt)
     with library.session() as s:
-        steps.append(FunnelStep("all indexed files", count_files(s, FileFilter())))
-        for i, g in enumerate(flt.groups, start=1):
-            steps.append(FunnelStep(f"tag group '{g.label}'", count_files(s, flt.file_filter(i, constraints=False))))
-        base = flt.file_filter(constraints=False)
-        if flt.effective_tolerance:
-            steps.append(FunnelStep(f"or lacking at most {flt.effective_tolerance} of the "
-                                    f"{len(flt.optional_groups)} groups not marked required", count_files(s, base)))
+        indexed = count_files(s, FileFilter())
+    if flt.only_pinned:
+        n = len(sel.rows)
+        return Explanation(flt, (FunnelStep("shared file list (imported)", len(flt.pinned)),
+                                 FunnelStep("found in this index", n)), None if n else "found in this index",
+                           indexed=indexed)
+    steps: list[FunnelStep] = [FunnelStep("all indexed files", indexed)]
+    with library.session() as s:
+        if flt.ranked:
+            required = [g for g in flt.groups if g.required and g.tags]
+            for i, g in enumerate(required, start=1):
+                steps.append(FunnelStep(f"tag group '{g.label}' (required)",
+                                        count_files(s, flt.hard_filter(i, constraints=False))))
+            base = flt.hard_filter(constraints=False)
+        else:
+            for i, g in enumerate(flt.groups, start=1):
+                steps.append(FunnelStep(f"tag group '{g.label}'", count_files(s, flt.file_filter(i, constraints=False))))
+            base = flt.file_filter(constraints=False)
+            if flt.effective_tolerance:
+                steps.append(FunnelStep(f"or lacking at most {flt.effective_tolerance} of the "
+                                        f"{len(flt.optional_groups)} groups not marked required", count_files(s, base)))
         if flt.since or flt.until:
             base = replace(base, since=flt.since, until=flt.until)
             steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}", count_files(s, base)))
@@ -326,29 +416,23 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
         if flt.authors:
             base = replace(base, authors=flt.authors)
             steps.append(FunnelStep(f"author {' or '.join(flt.authors)}", count_files(s, base)))
+    if sel.ranking is not None:
+        steps.append(FunnelStep(sel.ranking.label(), len(sel.ranking.admitted)))
     if flt.pinned:
-        steps.append(FunnelStep(f"plus {len(flt.pinned)} files added by hand", len(admitted_files(library, flt))))
+        steps.append(FunnelStep(f"plus {len(flt.pinned)} files added by hand", len(sel.rows)))
     if not flt.scoped:
-        steps.append(FunnelStep(NOTHING_CHOSEN, 0))
+        steps = steps[:1] + [FunnelStep(NOTHING_CHOSEN, 0)]
     emptied = None
     for prev, step in zip(steps, steps[1:]) if steps and steps[-1].admitted == 0 else ():
         if prev.admitted > 0 and step.admitted == 0:
             emptied = step.label
             break
-    return Explanation(flt, tuple(steps), emptied)
+    return Explanation(flt, tuple(steps), emptied, sel.ranking, indexed, sel.suggested_only)
 
 
-def admitted_files(library: Library, flt: WorkspaceFilter) -> list[tuple[int, str, Optional[str]]]:
+def admitted_files(library: Library, flt: WorkspaceFilter) -> list[ranking.Row]:
     """(file id, path, content hash) of every admitted file, path order."""
-    with library.session() as s:
-        rows: dict[int, tuple[int, str, Optional[str]]] = {}
-        if not flt.only_pinned and flt.scoped:  # unscoped: nothing, never everything
-            q = build_query(s, flt.file_filter()).with_only_columns(File.id, File.path, File.content_hash)
-            rows.update((r[0], tuple(r)) for r in s.execute(q))
-        if flt.pinned:
-            q = build_query(s, FileFilter(file_ids=frozenset(flt.pinned))).with_only_columns(File.id, File.path, File.content_hash)
-            rows.update((r[0], tuple(r)) for r in s.execute(q))
-        return sorted(rows.values(), key=lambda r: r[1])
+    return list(ranking.select_files(library, flt).rows)
 
 
 def tag_choice(library: Library, text: str) -> list[TagChoice]:

@@ -32,7 +32,7 @@ from spar_desktop.core.library.models import File, Folder, Tag
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState
-from spar_desktop.core.workspaces.selection import TagChoice, TagGroup, WorkspaceFilter
+from spar_desktop.core.workspaces.selection import TagChoice, WorkspaceFilter
 
 if TYPE_CHECKING:
     from spar_desktop.core.workspaces.manager import Workspaces
@@ -252,7 +252,7 @@ def _is_int(v: Any) -> bool:
 
 
 _TEXT_LISTS = ("formats", "authors", "unmatched", "notes", "problems")
-_FLAGS = ("only_pinned", "all_files")
+_FLAGS = ("only_pinned", "all_files", "ranked", "include_unconfirmed")
 _TAG_FIELDS = {"tag_id": _is_int, "key": lambda v: isinstance(v, str), "value": lambda v: isinstance(v, str),
                "score": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
                "how": lambda v: isinstance(v, str)}
@@ -273,8 +273,12 @@ def _check_filter(d: dict) -> None:
             raise bad(f"'{key}' must be true or false")
     if not isinstance(d.get("request", ""), str):
         raise bad("'request' must be a text")
-    if d.get("tolerance") is not None and (not _is_int(d["tolerance"]) or d["tolerance"] < 0):
-        raise bad("'tolerance' must be a whole number, 0 or more")
+    for key in ("tolerance", "budget"):
+        if d.get(key) is not None and (not _is_int(d[key]) or d[key] < 0):
+            raise bad(f"'{key}' must be a whole number, 0 or more")
+    for key, limit in (("request_vector", 65_536), ("vector_model", 400)):  # ranked filters (issue 16)
+        if not isinstance(d.get(key) or "", str) or len(d.get(key) or "") > limit:
+            raise bad(f"'{key}' must be a text of at most {limit} characters")
     pinned = d.get("pinned", [])
     if not isinstance(pinned, list) or not all(_is_int(x) for x in pinned):
         raise bad("'pinned' must be a list of file ids")
@@ -364,7 +368,7 @@ def _import_into(manager: "Workspaces", s: Any, m: dict[str, Any], flt: Workspac
     for g in flt.groups:
         tags = tuple(TagChoice(ours[t.key], t.key, t.value, t.score, t.how) for t in g.tags if t.key in ours)
         if tags:
-            groups.append(TagGroup(g.label, tags))
+            groups.append(replace(g, tags=tags, pruned=()))  # keeps 'required' (ranked filters rank the others)
     roots = dict(s.execute(select(Folder.id, Folder.path)).all())
     ws = Workspace(name=report.name, collection=collection_name(report.name), filter_json={})
     s.add(ws)

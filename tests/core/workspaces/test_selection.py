@@ -90,15 +90,15 @@ def test_semantic_match_and_hierarchy_pruning(indexed):
 def test_a_term_under_two_parents_and_several_groups(indexed):
     lib, index = indexed
     request = parse_request("maintenance records for the Falcon project", TODAY)
-    strict = build_filter(lib, request, index, relax=False)
+    strict = build_filter(lib, request, index, relax=False, ranked=False)  # all-or-nothing
     labels = [g.label for g in strict.groups]
     assert labels[0] == "maintenance"  # "records" is a generic word
     exp = explain(lib, strict)
     assert exp.admitted == 0 and exp.emptied_by and "Falcon" in exp.emptied_by
     relaxed = strict.without_group(strict.groups[-1].label)
     assert names(lib, relaxed) == {"gearbox-site-b.md"}  # Gearbox sits under Maintenance too
-    # By default a file may then lack one of the groups: both concepts stay, the notes say so.
-    auto = build_filter(lib, request, index)
+    # All-or-nothing relaxes: a file may then lack one of the groups: both concepts stay, the notes say so.
+    auto = build_filter(lib, request, index, ranked=False)
     assert [g.label for g in auto.groups] == labels and auto.tolerance == 1
     assert names(lib, auto) >= {"gearbox-site-b.md", "design.md"}
     assert explain(lib, auto).emptied_by is None

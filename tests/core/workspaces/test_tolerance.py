@@ -57,7 +57,7 @@ def names(lib: Library, flt: WorkspaceFilter) -> set[str]:
 
 def test_every_group_is_required_while_some_file_has_them_all(indexed):
     lib, index = indexed
-    flt = build_filter(lib, parse_request("gearbox, blade and tower inspections for turbine T7"), index)
+    flt = build_filter(lib, parse_request("gearbox, blade and tower inspections for turbine T7"), index, ranked=False)
     assert flt.tolerance == 0
     tower = next(g for g in flt.groups if g.label == "tower inspections")
     assert [(t.value, t.how) for t in tower.tags][0] == ("Tower", "lexical")
@@ -67,7 +67,7 @@ def test_every_group_is_required_while_some_file_has_them_all(indexed):
 
 def test_no_file_has_every_concept_so_files_lacking_one_are_admitted_but_not_another_turbine(indexed):
     lib, index = indexed
-    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index)
+    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index, ranked=False)
     assert flt.tolerance == 1
     assert names(lib, flt) == {"all-four.md", "no-tower.md"}  # gearbox+blade; nacelle-t9 is turbine T9
     exp = explain(lib, flt)
@@ -80,7 +80,7 @@ def test_no_file_has_every_concept_so_files_lacking_one_are_admitted_but_not_ano
 
 def test_match_every_group_when_the_user_asks_and_tolerance_survives_saving(indexed):
     lib, index = indexed
-    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index)
+    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index, ranked=False)
     strict = WorkspaceFilter.from_json(json.loads(json.dumps({**flt.to_json(), "tolerance": 0})))
     assert names(lib, strict) == set()
     assert explain(lib, strict).emptied_by is not None
@@ -91,7 +91,7 @@ def test_match_every_group_when_the_user_asks_and_tolerance_survives_saving(inde
 
 def test_tolerance_never_lets_every_optional_group_go(indexed):
     lib, index = indexed
-    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index)
+    flt = build_filter(lib, parse_request("gearbox, blade and nacelle inspections for turbine T7"), index, ranked=False)
     only_one_optional = flt.without_group("blade").without_group("gearbox")
     assert only_one_optional.tolerance == 1 and only_one_optional.effective_tolerance == 0
     assert names(lib, only_one_optional) == set()  # no T7 file has a nacelle tag
