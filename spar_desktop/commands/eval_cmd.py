@@ -17,7 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--beir", required=True, metavar="DIR", help="BEIR collection folder")
     p.add_argument("--split", default="test", help="qrels split to evaluate (default: test)")
-    p.add_argument("--method", choices=("bm25", "dense", "hybrid"), default="hybrid")
+    p.add_argument("--method", choices=("bm25", "dense", "hybrid", "naive-fusion", "naive-bm25", "naive-dense"),
+                   default="hybrid",
+                   help="hybrid (the app's search), bm25 or dense alone; naive-fusion is the baseline the "
+                   "default must beat: bm25s over whole documents + MiniLM on each document's first 256 "
+                   "tokens, min-max normalised, weight 0.5, no chunking (naive-bm25 / naive-dense: its parts)")
+    p.add_argument("--keyword-unit", choices=("parent", "chunk"), default=None,
+                   help="what BM25 scores: whole parent sections (default) or the child chunks")
     from spar_desktop.commands.eval_learning import add_learning_options, alpha_arg
 
     p.add_argument("--alpha", type=alpha_arg, default=None,
@@ -45,6 +51,7 @@ def run(args: argparse.Namespace) -> int:
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.eval.beir import BeirError, load_beir
     from spar_desktop.core.eval.runner import build_searcher, chunker_config_from, evaluate_searcher
+    from spar_desktop.core.retrieval.keyword_units import DEFAULT_KEYWORD_UNIT
 
     if getattr(args, "sessions", False):  # session metrics live with the relations (co-occurrence clusters)
         from spar_desktop.commands.relations_cmd import run_eval_sessions_from_eval
@@ -69,11 +76,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"spar: warning: {warning}", file=sys.stderr)
 
     progress = StderrProgress(f"eval {dataset.name}")
+    if args.method.startswith("naive-"):
+        return _run_naive(args, dataset, settings, progress)
     try:
         searcher, info = build_searcher(
             dataset, settings.data_dir, dense=args.method != "bm25",
             device=args.device or settings.embedding_device, config=chunker_config_from(settings),
-            progress=progress,
+            keyword_unit=args.keyword_unit or DEFAULT_KEYWORD_UNIT, progress=progress,
         )
         report = evaluate_searcher(searcher, dataset, info, method=args.method, alpha=args.alpha,
                                    fusion=args.fusion, k=args.k, fill_missing=args.fill_missing,
@@ -81,7 +90,24 @@ def run(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
 
-    data = report.to_json()
+    return _output(args, report.to_json())
+
+
+def _run_naive(args: argparse.Namespace, dataset: object, settings: object, progress: object) -> int:
+    from spar_desktop.core.embedding.encoder import get_encoder
+    from spar_desktop.core.eval.naive import evaluate_naive
+
+    method = args.method.removeprefix("naive-").replace("fusion", "hybrid")
+    try:
+        encoder = None if method == "bm25" else get_encoder(args.device or settings.embedding_device)  # type: ignore[attr-defined]
+        report, _ = evaluate_naive(dataset, settings.data_dir, encoder, method=method, k=args.k,  # type: ignore[arg-type,attr-defined]
+                                   progress=progress)  # type: ignore[arg-type]
+    finally:
+        progress.finish()  # type: ignore[attr-defined]
+    return _output(args, report.to_json())
+
+
+def _output(args: argparse.Namespace, data: dict) -> int:
     if args.json == "-":
         print(json.dumps(data, indent=2))
         return 0
@@ -97,7 +123,9 @@ def run(args: argparse.Namespace) -> int:
 def print_table(data: dict) -> None:
     k = data["k"]
     method = data["method"]
-    if method == "hybrid":
+    if method == "naive-fusion":
+        method += f" (min-max, weight {data['alpha']:.2f})"
+    elif method == "hybrid":
         extra = f", alpha={data['alpha']:.2f}, missing={data['fill_missing']}" if data["alpha"] is not None else ""
         method += f" ({data['fusion']}{extra})"
     idx = data["index"]

@@ -1,5 +1,6 @@
-"""How a search hit is drawn in the workspace panel: file and page in bold, then the passage,
-then where else the same content lies ("also at: …") when copies collapsed into the hit."""
+"""How a search hit is drawn in the workspace panel: file and page in bold, then the passage with
+the query's words highlighted, a "why" line (keyword and meaning shares of the score, learned keys
+that moved it), then where else the same content lies ("also at: …") when copies collapsed."""
 
 from __future__ import annotations
 
@@ -14,17 +15,79 @@ from spar_desktop.ui.child_docs import also_at_text, container_name, member_name
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
 SNIPPET_CHARS = 220
+MARK = "<span style='background:#fff3b0'><b>"
+UNMARK = "</b></span>"
+_OPEN, _CLOSE = "\x02", "\x03"  # span markers that survive whitespace folding and truncation
+
+
+def highlighted_snippet(text: str, spans, limit: int = SNIPPET_CHARS) -> str:
+    """HTML of ``text`` folded to single spaces, cut at ``limit`` visible characters on a word,
+    with the (start, end) ``spans`` marked."""
+    marked, last = [], 0
+    for a, b in sorted(spans or ()):
+        if a < last:
+            continue
+        marked += [text[last:a], _OPEN, text[a:b], _CLOSE]
+        last = b
+    marked.append(text[last:])
+    folded = " ".join("".join(marked).split())
+    visible = folded.replace(_OPEN, "").replace(_CLOSE, "")
+    if len(visible) > limit:
+        count, cut = 0, len(folded)
+        for i, ch in enumerate(folded):
+            if ch not in (_OPEN, _CLOSE):
+                count += 1
+                if count > limit:
+                    cut = i
+                    break
+        head = folded[:cut]
+        head = head.rsplit(" ", 1)[0] if " " in head else head
+        if head.count(_OPEN) > head.count(_CLOSE):
+            head += _CLOSE
+        folded = head + " …"
+    return html.escape(folded).replace(_OPEN, MARK).replace(_CLOSE, UNMARK)
+
+
+def hit_explanation(hit):
+    """The hit's Explanation (core/retrieval/explain.py), its matched words taken from its spans."""
+    from spar_desktop.core.retrieval.explain import Explanation
+
+    text = getattr(hit, "text", "")
+    words: dict[str, str] = {}
+    for a, b in getattr(hit, "matched", ()) or ():
+        words.setdefault(text[a:b].lower(), text[a:b])
+    return Explanation(float(hit.score), getattr(hit, "keyword_part", None), getattr(hit, "meaning_part", None),
+                       getattr(hit, "alpha", None), getattr(hit, "keyword_unit", "parent"), tuple(words.values()),
+                       bool(getattr(hit, "evolved", False)), int(hit.rank), getattr(hit, "rank_without_evolution", None))
+
+
+def why_html(hit) -> str:
+    """One grey line: 'keywords 0.31 · meaning 0.52 · learned keys: ↑3'; empty without parts."""
+    e = hit_explanation(hit)
+    parts = []
+    if e.keyword_part is not None and e.meaning_part is not None:
+        parts += [f"keywords {e.keyword_part:.2f}", f"meaning {e.meaning_part:.2f}"]
+    moved = e.moved_by_evolution()
+    if moved:
+        parts.append(f"learned keys: {'↑' if moved > 0 else '↓'}{abs(moved)}")
+    elif e.evolved:
+        parts.append("learned keys")
+    return f"<span style='color:#6a7180'>{' · '.join(parts)}</span>" if parts else ""
 
 
 def hit_html(hit, snippet: str) -> str:
-    """'<b>audit.pdf</b> in Reports.zip · p. 3', the passage, and 'also at: …' for copies."""
+    """'<b>audit.pdf</b> in Reports.zip · p. 3', the passage (``snippet``: HTML, see
+    highlighted_snippet), the why line, and 'also at: …' for copies."""
     pages = page_span_label(hit.path, hit.page_start, hit.page_end)
     missing = " <span style='color:#b3261e'>(missing)</span>" if hit.file_missing else ""
     container = container_name(hit.path)
     inside = f" <span style='color:#6a7180'>in {html.escape(container)}</span>" if container else ""
     text = (f"<b>{html.escape(member_name(hit.path))}</b>{inside}{missing}"
             f" <span style='color:#6a7180'>· {html.escape(pages)}</span>"
-            f"<br><span style='color:#3b4150'>{html.escape(snippet)}</span>")
+            f"<br><span style='color:#3b4150'>{snippet}</span>")
+    why = why_html(hit)
+    if why:
+        text += f"<br>{why}"
     also_at = getattr(hit, "also_at", ())
     if also_at:
         text += f"<br><span style='color:#6a7180'>{html.escape(also_at_text(also_at))}</span>"
@@ -32,7 +95,8 @@ def hit_html(hit, snippet: str) -> str:
 
 
 def hit_tooltip(hit, listed: int = 20) -> str:
-    text = f"{hit.path}\nscore {hit.score:.2f}\n\n{' '.join(hit.text.split())[:600]}"
+    why = "\n".join(hit_explanation(hit).lines())
+    text = f"{hit.path}\n{why}\n\n{' '.join(hit.text.split())[:600]}"
     also_at = getattr(hit, "also_at", ())
     if also_at:
         more = f"\n… and {len(also_at) - listed:,} more" if len(also_at) > listed else ""
@@ -49,10 +113,7 @@ class HitDelegate(QStyledItemDelegate):
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
         doc.setDocumentMargin(0)
-        snippet = " ".join(hit.text.split())
-        if len(snippet) > SNIPPET_CHARS:
-            snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
-        doc.setHtml(hit_html(hit, snippet))
+        doc.setHtml(hit_html(hit, highlighted_snippet(hit.text, getattr(hit, "matched", ()))))
         doc.setTextWidth(max(60, width - 2 * self.PAD))
         return doc
 

@@ -61,11 +61,13 @@ class BuildSummary:
     notes: tuple[str, ...]
     cancelled: bool
     seconds: float
+    chunking: str = ""  # how the files were cut and scored, chosen from their lengths
 
     @classmethod
     def from_report(cls, r: Any) -> "BuildSummary":
         return cls(r.name, r.admitted, r.ready, r.chunks, r.embedded_chunks, r.reused_documents,
-                   tuple(tuple(p) for p in r.problems), tuple(r.notes), r.cancelled, r.seconds)
+                   tuple(tuple(p) for p in r.problems), tuple(r.notes), r.cancelled, r.seconds,
+                   getattr(r, "chunking", ""))
 
     def describe(self) -> str:
         if self.cancelled:

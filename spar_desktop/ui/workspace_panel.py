@@ -59,7 +59,9 @@ def local_time(dt: datetime) -> str:
     return f"{dt.replace(tzinfo=timezone.utc).astimezone():%Y-%m-%d %H:%M}"
 
 
-def describe_row(row: WorkspaceRow) -> str:
+def describe_row(row: WorkspaceRow, chunking: Optional[str] = None) -> str:
+    """The info line; ``chunking`` (from the last build or search) says how the workspace's files
+    were cut and scored, chosen from their own lengths (core/retrieval/keyword_units.py)."""
     parts = []
     if row.request:
         parts.append(f"“{html.escape(row.request)}”")
@@ -69,6 +71,8 @@ def describe_row(row: WorkspaceRow) -> str:
     parts.append(counts)
     if row.built_at and row.status == "active":
         parts.append(f"built {local_time(row.built_at)}")
+    if chunking and row.status == "active":
+        parts.append(html.escape(chunking))
     if row.status == "archived":
         parts.append("archived: reactivate to search (rebuilds from cached embeddings)")
     elif row.status in ("draft", "building") and not row.built_at:
@@ -125,6 +129,7 @@ class WorkspacePanel(QWidget):
         super().__init__(parent)
         self.controller = controller
         self._progress: dict[str, Progress] = {}
+        self._chunking: dict[str, str] = {}  # workspace -> how it is cut and scored (last build/search)
         self._learning = None  # MemoryStats of the current workspace, once read
         self._build()
         c = controller
@@ -337,7 +342,7 @@ class WorkspacePanel(QWidget):
         row = self.controller.current
         building = row is not None and self.controller.is_building(row.name)
         has = row is not None and self.controller.service is not None
-        self.info.setText(describe_row(row) if row else "")
+        self.info.setText(describe_row(row, self._chunking.get(row.name)) if row else "")
         self.info.setVisible(row is not None)
         self.build_button.setEnabled(has and not building and row.status != "archived")
         self.build_button.setText("Update" if row is not None and row.status == "active" else "Build")
@@ -424,6 +429,8 @@ class WorkspacePanel(QWidget):
 
     def _build_finished(self, name: str, summary) -> None:
         self._progress.pop(name, None)
+        if getattr(summary, "chunking", None):
+            self._chunking[name] = summary.chunking
         self._update_actions()
 
     # ------------------------------------------------------------------ search
@@ -435,6 +442,9 @@ class WorkspacePanel(QWidget):
         self.results_label.setText(message)
 
     def show_results(self, results) -> None:
+        if getattr(results, "chunking", None) and self._chunking.get(results.workspace) != results.chunking:
+            self._chunking[results.workspace] = results.chunking
+            self._update_actions()
         self.results.clear()
         self.results.setProperty("workspace", results.workspace)
         for hit in results.hits:

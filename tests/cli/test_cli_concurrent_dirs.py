@@ -62,6 +62,8 @@ def test_a_cli_build_while_the_app_holds_the_store_then_after_it_was_killed(tmp_
         assert f"in use by SPAR Desktop (pid {app.pid}" in refused.stderr, refused.stderr
         assert str(data / "chroma") in refused.stderr and "close it" in refused.stderr
         assert "Traceback" not in refused.stderr
+        # Refused before anything was marked: the workspace is still built and searchable.
+        assert "budget.md" in ok(spar(data, "ws", "search", "fin", "capital budget"))
     finally:
         os.kill(app.pid, signal.SIGKILL)  # a crash: the OS drops its lock
         app.wait()

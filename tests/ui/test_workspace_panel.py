@@ -69,6 +69,7 @@ def test_request_preview_edit_create_build_search_and_open_hit(qtbot, indexed_wi
     panel = w.workspace_panel
     assert panel.list.topLevelItem(0).text(1) == "active" and panel.build_button.text() == "Update"
     assert panel.search_box.isEnabled() and not panel.progress_box.isVisible()
+    assert "keywords scored on" in panel.info.text()  # the chunking chosen from the files, right after the build
 
     # Search (latest-wins task) and open the top hit at its page with the passage highlighted.
     panel.search_box.setText("water contamination of the gearbox oil")

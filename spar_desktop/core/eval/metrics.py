@@ -79,6 +79,17 @@ def bootstrap_ci(values: Sequence[float], n_resamples: int = 1000, confidence: f
     return means[lo], means[hi]
 
 
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], n_resamples: int = 1000, confidence: float = 0.95,
+                     seed: int = 13) -> tuple[float, float, float]:
+    """(mean of a - b, CI low, CI high) over the same queries resampled together: whether one
+    system beats another on these queries, which two overlapping per-system CIs cannot say."""
+    if len(a) != len(b):
+        raise ValueError("paired_bootstrap needs per-query values of the same queries")
+    diffs = [x - y for x, y in zip(a, b)]
+    lo, hi = bootstrap_ci(diffs, n_resamples, confidence, seed)
+    return (sum(diffs) / len(diffs) if diffs else 0.0), lo, hi
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolated percentile (q in [0, 100]), as numpy's default."""
     if not values:

@@ -20,6 +20,7 @@ from spar_desktop.core.embedding.pipeline import ChunkFn, chunk_with, content_ha
 from spar_desktop.core.eval import metrics as m
 from spar_desktop.core.eval.beir import BeirDataset, BeirDoc
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.core.retrieval.keyword_units import DEFAULT_KEYWORD_UNIT
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 
 EXTRA_KS = (100,)  # Recall@100 shows how much the candidate lists leave for a reranker
@@ -50,10 +51,12 @@ class EvalReport:
     latency_ms: dict[str, float]
     index: IndexInfo
     warnings: list[str] = field(default_factory=list)
+    per_query_ndcg: dict[str, float] = field(default_factory=dict)  # for paired comparisons
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["ndcg_ci95"] = list(self.ndcg_ci95)
+        data.pop("per_query_ndcg")
         return data
 
 
@@ -81,6 +84,7 @@ def build_searcher(
     config: Optional[ChunkerConfig] = None,
     chunk_fn: Optional[ChunkFn] = None,
     extract_fn: Optional[Callable[[BeirDoc], ExtractedDocument]] = None,
+    keyword_unit: str = DEFAULT_KEYWORD_UNIT,
     progress: ProgressCallback = no_progress,
     cancel: Optional[CancelToken] = None,
 ) -> tuple[HybridSearcher, IndexInfo]:
@@ -121,7 +125,7 @@ def build_searcher(
             by_hash[h] = CachedDocument(h, config.cache_key, "", tuple(chunks), np.zeros((n, 0), np.float32),
                                         title=extracted.title)
     documents = {d.doc_id: by_hash[h] for h, d in zip(hashes, docs) if h in by_hash}
-    searcher = HybridSearcher(documents, encoder, progress=progress, cancel=cancel)
+    searcher = HybridSearcher(documents, encoder, keyword_unit=keyword_unit, progress=progress, cancel=cancel)
     info = IndexInfo(len(documents), len(searcher), embedded_now, model_id, config.cache_key,
                      round(time.perf_counter() - started, 2))
     return searcher, info
@@ -157,17 +161,27 @@ def evaluate_searcher(
         latencies.append((time.perf_counter() - t0) * 1000.0)
         run[qid] = [f.doc_id for f in res.files]
     progress(Progress(len(queries), len(queries), f"{method} queries"))
-    qrels = {q: dataset.qrels[q] for q, _ in queries}
-    per_q = m.per_query(run, qrels, ks)
-    means = {name: round(sum(v.values()) / len(v), 4) if v else 0.0 for name, v in per_q.items()}
-    ci = m.bootstrap_ci(list(per_q[f"ndcg@{k}"].values()))
     used_alpha = used_fill = None
     if method == "hybrid" and fusion == "tm2c2":
         used_alpha = searcher.default_alpha if alpha is None else alpha
         used_fill = fill_missing or searcher.fill_missing
+    return report_from_run(dataset, run, latencies, info, k=k, method=method,
+                           fusion=fusion if method == "hybrid" else "-", alpha=used_alpha, fill_missing=used_fill)
+
+
+def report_from_run(dataset: BeirDataset, run: dict[str, list[str]], latencies: list[float], info: IndexInfo, *,
+                    k: int, method: str, fusion: str = "-", alpha: Optional[float] = None,
+                    fill_missing: Optional[str] = None) -> EvalReport:
+    """Score document rankings (query id -> doc ids, best first) of every judged query."""
+    ks = tuple(sorted({k, *EXTRA_KS}))
+    queries = list(dataset.queries.items())
+    qrels = {q: dataset.qrels[q] for q, _ in queries}
+    per_q = m.per_query(run, qrels, ks)
+    means = {name: round(sum(v.values()) / len(v), 4) if v else 0.0 for name, v in per_q.items()}
+    ci = m.bootstrap_ci(list(per_q[f"ndcg@{k}"].values()))
     return EvalReport(
-        dataset=dataset.name, split=dataset.split, method=method, fusion=fusion if method == "hybrid" else "-",
-        alpha=used_alpha, fill_missing=used_fill, k=k, queries=len(queries), metrics=means,
+        dataset=dataset.name, split=dataset.split, method=method, fusion=fusion,
+        alpha=alpha, fill_missing=fill_missing, k=k, queries=len(queries), metrics=means,
         ndcg_ci95=(round(ci[0], 4), round(ci[1], 4)),
         latency_ms={
             "p50": round(m.percentile(latencies, 50), 2),
@@ -175,4 +189,5 @@ def evaluate_searcher(
             "mean": round(sum(latencies) / len(latencies), 2) if latencies else 0.0,
         },
         index=info, warnings=list(dataset.warnings),
+        per_query_ndcg={q: round(v, 6) for q, v in per_q[f"ndcg@{k}"].items()},
     )

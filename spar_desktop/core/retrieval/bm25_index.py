@@ -127,10 +127,14 @@ class BM25Index:
         """Eq. 12 for one word as the index tokenizes it (0 for a stopword or an empty index);
         a word the index never saw gets the highest IDF. Used to pick salient feedback terms."""
         tokens = self.tokenizer.tokenize(word)
-        if not tokens or self._retriever is None:
+        return self.token_idf(tokens[0]) if tokens else 0.0
+
+    def token_idf(self, token: str) -> float:
+        """Eq. 12 for a token already tokenized by this index's tokenizer."""
+        if self._retriever is None:
             return 0.0
         n = len(self)
-        tid = self._vocab.get(tokens[0])
+        tid = self._vocab.get(token)
         df = 0
         if tid is not None:
             indptr = self._retriever.scores["indptr"]

@@ -50,6 +50,11 @@ FUSIONS = ("tm2c2", "rrf")
 # normalise to a narrow 0.76–1.0 band, while BM25 candidates spread over 0–1; alpha must be high
 # before dense differences count as much as BM25's. "exact" (score every candidate of the union
 # with both retrievers, searcher.py) beat the zero fill on both sets, by 0.6–1 nDCG point.
+#
+# Re-measured with BM25 over parent sections (keyword_units.py, issue 20) on all four development
+# sets (benchmarks/results/retrieval_quality.md): a = 0.8 stays best or within 0.3 point of the
+# best on SciFact, NFCorpus and PubMedQA; MEDLINE (30 queries) prefers 0.85–0.9. Min-max over the
+# collection (best a = 0.65), z-scores and a query-length alpha gave nothing beyond noise.
 DEFAULT_ALPHA = 0.8
 DEFAULT_FILL = "exact"
 

@@ -1,8 +1,10 @@
-"""HybridSearcher: BM25 + dense over child chunks, TM2C2 or RRF fusion, parents as context.
+"""HybridSearcher: dense over child chunks + BM25 over their parents, TM2C2 or RRF fusion.
 
-Each retriever proposes its own top ``candidate_depth`` chunks (100 by default: deeper than the
-paper's 10 because documents are ranked by their best chunk and a document-level top-10 needs many
-more chunk candidates); the union is fused, chunks are returned with their parent's text, and files
+Dense proposes its top ``candidate_depth`` chunks and BM25 its top ``candidate_depth`` keyword
+units (parent sections by default, keyword_units.py: a child takes its parent's BM25 score), i.e.
+their children (100 by default: deeper than the paper's 10 because documents are ranked by their
+best chunk and a document-level top-10 needs many more chunk candidates); the union is fused,
+chunks are returned with their parent's text and the parts of their score (explain.py), and files
 are ranked by their best chunk.
 """
 
@@ -20,6 +22,15 @@ from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, 
 from spar_desktop.core.retrieval import fusion as fz
 from spar_desktop.core.retrieval.bm25_index import BM25Index, TokenizerConfig, top_k_positive
 from spar_desktop.core.retrieval.chunk_table import ChunkTable
+from spar_desktop.core.retrieval.explain import FusionParts
+from spar_desktop.core.retrieval.keyword_units import (
+    DEFAULT_KEYWORD_UNIT,
+    ChunkingChoice,
+    UnitMap,
+    check_unit,
+    chunking_choice,
+    prefer_matching_passages,
+)
 from spar_desktop.core.retrieval.vector_store import (
     ChromaBackend,
     ChromaCollection,
@@ -69,6 +80,13 @@ class ChunkHit:
     score: float  # what the list is ranked by: fused score, raw BM25 or raw cosine
     bm25_score: Optional[float]  # raw; None when BM25 did not propose this chunk
     dense_score: Optional[float]  # raw cosine; None when dense did not propose this chunk
+    # Why it ranks here (explain.py): TM2C2 shares of ``score`` (keyword + meaning == score),
+    # whether its key evolved (ERM) and the rank its original dense key would have given it.
+    keyword_part: Optional[float] = None
+    meaning_part: Optional[float] = None
+    alpha: Optional[float] = None
+    evolved: bool = False
+    rank_without_evolution: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +131,7 @@ class HybridSearcher:
         fill_missing: str = fz.DEFAULT_FILL,
         key_overrides: Optional[Mapping[str, KeyOverride]] = None,
         alpha_model: Optional[AlphaPredictor] = None,
+        keyword_unit: str = DEFAULT_KEYWORD_UNIT,
         progress: ProgressCallback = no_progress,
         cancel: Optional[CancelToken] = None,
     ) -> None:
@@ -120,7 +139,8 @@ class HybridSearcher:
         ``encoder`` may be None for a BM25-only searcher. With ``collection`` the dense side runs
         in Chroma (synchronised to these chunks first); without it, on an exact numpy matrix.
         ``key_overrides`` (chunk key → KeyOverride) are evolved keys used in place of the
-        originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given."""
+        originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given.
+        ``keyword_unit``: what BM25 scores, 'parent' sections or 'chunk's (keyword_units.py)."""
         self.encoder = encoder
         self.alpha_model = alpha_model
         self.collection = collection
@@ -132,24 +152,22 @@ class HybridSearcher:
         table = ChunkTable()
         blocks: list[np.ndarray] = []
         tokenizer_ = TokenizerConfig() if tokenizer is None else tokenizer
-        tokens: list[list[str]] = []
         for doc_id, doc in documents.items():
             children = doc.children
             # An explicit mapping wins: cached chunks carry no file id (the cache is keyed by content).
             file_id = explicit[doc_id] if doc_id in explicit else (children[0].file_id if children else None)
             table.add_document(doc_id, doc.title, (doc.content_hash, doc.chunker_key), file_id,
                                {pid: p.text for pid, p in doc.parents.items()}, children)
-            tokens += [tokenizer_.tokenize(c.embed_text) for c in children]
             if encoder is not None and children:
                 blocks.append(doc.vectors)
-        self._set_table(table.frozen(), key_overrides)
-        # Tokens of the original keys, kept so evolved keys rebuild the index without
-        # re-tokenizing every chunk (Porter stemming in Python is most of a build).
-        self._token_cache: Optional[list[list[str]]] = tokens
+        self._set_table(table.frozen(), key_overrides, keyword_unit)
+        # Tokens of the original keyword units, kept so evolved keys rebuild the index without
+        # re-tokenizing every unit (Porter stemming in Python is most of a build).
+        self._token_cache: Optional[list[list[str]]] = [tokenizer_.tokenize(t) for t in self.units.texts(self.table)]
         check(cancel)
         progress(Progress(0, 2, "building the keyword index"))
         self.bm25 = BM25Index(tokenizer=tokenizer)
-        self.bm25.build_tokens(self._bm25_tokens(), self.keys, cancel)
+        self.bm25.build_tokens(self._bm25_tokens(), self.units.ids, cancel)
         self.original_vectors: Optional[np.ndarray] = None
         self.vectors: Optional[np.ndarray] = None
         self.dense: Optional[DenseBackend] = None
@@ -167,8 +185,11 @@ class HybridSearcher:
                 self.dense = NumpyBackend(self.vectors)
         progress(Progress(2, 2, f"{len(self.keys)} chunks searchable"))
 
-    def _set_table(self, table: "ChunkTable", overrides: Optional[Mapping[str, KeyOverride]]) -> None:
+    def _set_table(self, table: "ChunkTable", overrides: Optional[Mapping[str, KeyOverride]],
+                   keyword_unit: str = DEFAULT_KEYWORD_UNIT) -> None:
         self.table = table
+        self.keyword_unit = check_unit(keyword_unit)
+        self.units = UnitMap.build(table, keyword_unit)
         self.keys = table.keys
         self._doc_of = table.doc_of
         self._pos = {key: i for i, key in enumerate(self.keys)}
@@ -179,7 +200,8 @@ class HybridSearcher:
                 overrides: Optional[Mapping[str, KeyOverride]] = None, collection: Optional[ChromaCollection] = None,
                 tokenizer: Optional[TokenizerConfig] = None, candidate_depth: int = DEFAULT_CANDIDATES,
                 default_alpha: float = fz.DEFAULT_ALPHA, fill_missing: str = fz.DEFAULT_FILL,
-                alpha_model: Optional[AlphaPredictor] = None) -> "HybridSearcher":
+                alpha_model: Optional[AlphaPredictor] = None,
+                keyword_unit: str = DEFAULT_KEYWORD_UNIT) -> "HybridSearcher":
         """A searcher from saved parts (searcher_state.py), exactly as the one that was saved:
         ``bm25`` already holds the evolved BM25 keys and ``collection`` the vectors of
         ``original_vectors`` + ``overrides`` (the caller checked it), so nothing is synced."""
@@ -189,7 +211,7 @@ class HybridSearcher:
         self.default_alpha = fz.check_alpha(default_alpha)
         self.fill_missing = _check_fill(fill_missing)
         self.tokenizer = tokenizer
-        self._set_table(table, overrides)
+        self._set_table(table, overrides, keyword_unit)
         self._token_cache = None  # worked out again only if evolved BM25 text changes (with_keys)
         self.bm25 = bm25
         self.original_vectors = original_vectors if encoder is not None else None
@@ -204,16 +226,16 @@ class HybridSearcher:
     def _tokens(self) -> list[list[str]]:
         if self._token_cache is None:
             tok = self.bm25.tokenizer
-            self._token_cache = [tok.tokenize(self.table.embed_text(p)) for p in range(len(self.keys))]
+            self._token_cache = [tok.tokenize(t) for t in self.units.texts(self.table)]
         return self._token_cache
 
     # -- evolved keys (ERM) ------------------------------------------------------------------
     def _bm25_tokens(self) -> list[list[str]]:
         tokens = list(self._tokens)
         for key, o in self.overrides.items():
-            if o.extra_text:
-                p = self._pos[key]
-                tokens[p] = tokens[p] + self.bm25.tokenizer.tokenize(o.extra_text)
+            if o.extra_text:  # an evolved chunk's extra text joins its keyword unit
+                u = int(self.units.unit_of[self._pos[key]])
+                tokens[u] = tokens[u] + self.bm25.tokenizer.tokenize(o.extra_text)
         return tokens
 
     def _evolved_matrix(self) -> np.ndarray:
@@ -239,7 +261,7 @@ class HybridSearcher:
         new = copy.copy(self)
         new.overrides = {k: o for k, o in overrides.items() if k in self._pos}
         if {k: o.extra_text for k, o in new.overrides.items()} != {k: o.extra_text for k, o in self.overrides.items()}:
-            new.bm25 = BM25Index(tokenizer=self.tokenizer).build_tokens(new._bm25_tokens(), self.keys, cancel)
+            new.bm25 = BM25Index(tokenizer=self.tokenizer).build_tokens(new._bm25_tokens(), self.units.ids, cancel)
         if self.original_vectors is not None:
             new.vectors = new._evolved_matrix()
             if self.collection is not None:
@@ -280,6 +302,14 @@ class HybridSearcher:
     def doc_of(self, key: str) -> Optional[str]:
         p = self._pos.get(key)
         return None if p is None else self._doc_of[p]
+
+    @property
+    def chunking(self) -> "ChunkingChoice":
+        """How this collection is cut and scored (short vs long documents), for the panel."""
+        choice = self.__dict__.get("_chunking")
+        if choice is None:
+            choice = self.__dict__["_chunking"] = chunking_choice(self.table, self.units)
+        return choice
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -324,6 +354,8 @@ class HybridSearcher:
         if not self.keys:
             return empty("There is nothing to search yet: no document has searchable text.")
         depth = max(k, candidates or self.candidate_depth)
+        if method != "bm25" and query_vector is None:
+            query_vector = self.encoder.encode_query(query)
         bm25, dense = self._candidates(query, method, depth, fill if tm2c2 else "zero", query_vector)
         if tm2c2 and alpha is None and self.alpha_model is not None:
             a = shown_alpha = fz.check_alpha(min(1.0, max(0.0, float(self.alpha_model.predict(query, dense, bm25)))))
@@ -341,8 +373,13 @@ class HybridSearcher:
                 return empty("No document contains any of the search words.")
             return empty("No results.")
         ranking = fz.ranked(fused)
-        hits = tuple(self._hit(rank, p, s, bm25.get(p), dense.get(p)) for rank, (p, s) in enumerate(ranking[:k], 1))
-        return SearchResults(query, method, fusion, shown_alpha, hits, self._files(ranking, k))
+        files = self._files(ranking, k)  # documents: by their best chunk, as measured
+        why = FusionParts(self, ranking, dense, bm25, a, query_vector) if tm2c2 else None
+        if why is not None and self.keyword_unit == "parent":
+            ranking = why.ranking = fz.ranked(prefer_matching_passages(self, query, fused, ranking[:k], why))
+        hits = tuple(self._hit(rank, p, s, bm25.get(p), dense.get(p), why)
+                     for rank, (p, s) in enumerate(ranking[:k], 1))
+        return SearchResults(query, method, fusion, shown_alpha, hits, files)
 
     def _candidates(self, query: str, method: str, depth: int, fill: str,
                     qvec: Optional[np.ndarray]) -> tuple[dict[int, float], dict[int, float]]:
@@ -352,9 +389,11 @@ class HybridSearcher:
         dense: dict[int, float] = {}
         all_bm25 = None
         if method in ("hybrid", "bm25"):
-            all_bm25 = self.bm25.scores(query)
-            pos, sc = top_k_positive(all_bm25, depth)
-            bm25 = dict(zip(pos.tolist(), sc.tolist()))
+            all_bm25 = self.bm25.scores(query)  # per keyword unit; a chunk takes its unit's score
+            units, sc = top_k_positive(all_bm25, depth)
+            for u, s in zip(units.tolist(), sc.tolist()):
+                for p in self.units.chunks_of((u,)):
+                    bm25[p] = s
         if method in ("hybrid", "dense"):
             if qvec is None:
                 qvec = self.encoder.encode_query(query)
@@ -362,7 +401,7 @@ class HybridSearcher:
             dense = dict(zip(pos.tolist(), sc.tolist()))
         if method == "hybrid" and fill == "exact" and all_bm25 is not None:
             for p in sorted(dense.keys() - bm25.keys()):  # sorted: deterministic tie order
-                bm25[p] = float(all_bm25[p])
+                bm25[p] = float(all_bm25[self.units.unit_of[p]])
             only_bm25 = sorted(bm25.keys() - dense.keys())
             if only_bm25:
                 sims = cosine_scores(self.vectors[only_bm25], qvec)  # type: ignore[index]
@@ -378,14 +417,19 @@ class HybridSearcher:
         bm25, dense = self._candidates(query, "hybrid", candidates or self.candidate_depth, "exact", query_vector)
         return ({self.keys[p]: s for p, s in dense.items()}, {self.keys[p]: s for p, s in bm25.items()})
 
-    def _hit(self, rank: int, pos: int, score: float, bm25: Optional[float], dense: Optional[float]) -> ChunkHit:
+    def _hit(self, rank: int, pos: int, score: float, bm25: Optional[float], dense: Optional[float],
+             why: Optional[FusionParts] = None) -> ChunkHit:
         t, doc_id = self.table, self._doc_of[pos]
         parent_id, parent_text = t.parent(pos)
+        key = self.keys[pos]
+        parts = why.parts(pos) if why is not None else (None, None)
         return ChunkHit(
-            rank=rank, key=self.keys[pos], doc_id=doc_id, file_id=t.file_ids.get(doc_id),
+            rank=rank, key=key, doc_id=doc_id, file_id=t.file_ids.get(doc_id),
             chunk_id=t.chunk_id(pos), text=t.texts[pos], page_start=int(t.pages[pos, 0]),
             page_end=int(t.pages[pos, 1]), parent_id=parent_id, parent_text=parent_text, score=float(score),
-            bm25_score=bm25, dense_score=dense,
+            bm25_score=bm25, dense_score=dense, keyword_part=parts[0], meaning_part=parts[1],
+            alpha=why.alpha if why is not None else None, evolved=key in self.overrides,
+            rank_without_evolution=why.original_rank(pos) if why is not None and key in self.overrides else None,
         )
 
     def _files(self, ranking: Sequence[tuple[int, float]], k: int) -> tuple[FileHit, ...]:

@@ -5,7 +5,7 @@ of its chunk keys, written last), the chunk table (``keys.json``, ``docs.json``,
 ``doc_index.npy``, ``pages.npy``, ``parent_pos.npy``, texts as UTF-8 blobs ``texts.npy`` /
 ``parent_texts.npy`` with their ``*_offsets.npy``), the original dense keys ``vectors.npy``, the
 evolved keys (``overrides.json`` + ``override_vectors.npy``) and the BM25 index (``bm25/``, which
-already holds evolved BM25 text). Big arrays open memory-mapped: a 50k-chunk workspace does not
+already holds evolved BM25 text) over the keyword units the manifest names (keyword_units.py). Big arrays open memory-mapped: a 50k-chunk workspace does not
 read its vectors or texts until a query needs them.
 
 ``load`` raises StateError for anything it cannot use (unknown version, missing or damaged file,
@@ -26,7 +26,9 @@ from spar_desktop.core.retrieval.chunk_table import ChunkTable, PackedTexts, int
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 
 FORMAT = "spar-searcher"
-FORMAT_VERSION = 1
+# v2: BM25 indexes keyword units (parents by default), named by "keyword_unit"; a v1 state
+# (BM25 over chunks) is stale and rebuilt from the embedding cache.
+FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
 
 
@@ -86,7 +88,8 @@ def save(searcher: HybridSearcher, directory: str | Path, built_from: Optional[M
         "format": FORMAT, "version": FORMAT_VERSION, "chunks": len(t), "documents": len(doc_ids),
         "keys_digest": keys_digest(t.keys), "dim": dim, "vectors": has_vectors, "overrides": len(entries),
         "candidate_depth": searcher.candidate_depth, "default_alpha": searcher.default_alpha,
-        "fill_missing": searcher.fill_missing, "built_from": dict(built_from or {}),
+        "fill_missing": searcher.fill_missing, "keyword_unit": searcher.keyword_unit,
+        "built_from": dict(built_from or {}),
     }
     _json(d / MANIFEST, manifest)  # last: a directory without a manifest is incomplete
     return d
@@ -144,7 +147,13 @@ def _load(d: Path, m: dict[str, Any], encoder: Any, collection: Any, alpha_model
         file_ids={x["id"]: x["file_id"] for x in docs},
     )
     bm25 = BM25Index.load(d / "bm25", mmap=True) if (d / "bm25").is_dir() else BM25Index().build_tokens([])
-    if len(bm25) != n or (n and bm25.doc_ids != keys):
+    from spar_desktop.core.retrieval.keyword_units import UnitMap, check_unit
+
+    try:
+        units = UnitMap.build(table, check_unit(m["keyword_unit"]))
+    except (KeyError, ValueError) as exc:
+        raise StateError(f"unknown keyword unit: {exc}") from exc
+    if len(bm25) != len(units) or (n and bm25.doc_ids != units.ids):
         raise StateError("the BM25 index does not match the chunks")
     vectors = None
     dim = int(m["dim"])
@@ -164,7 +173,7 @@ def _load(d: Path, m: dict[str, Any], encoder: Any, collection: Any, alpha_model
     return HybridSearcher.restore(
         table, bm25, vectors, encoder, overrides=overrides, collection=collection, tokenizer=bm25.tokenizer,
         candidate_depth=int(m["candidate_depth"]), default_alpha=float(m["default_alpha"]),
-        fill_missing=m["fill_missing"], alpha_model=alpha_model)
+        fill_missing=m["fill_missing"], alpha_model=alpha_model, keyword_unit=units.unit)
 
 
 def _array(d: Path, name: str, shape: Optional[tuple[int, ...]]) -> np.ndarray:

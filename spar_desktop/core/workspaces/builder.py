@@ -53,6 +53,7 @@ class BuildReport:
     notes: list[str] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
+    chunking: str = ""  # how the collection is cut and scored, chosen from its lengths (keyword_units.py)
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -116,6 +117,9 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
     settings = manager.library.settings or manager.engine.settings
     with manager.library.session() as s:
         collection = manager.workspace_row(s, name).collection
+    # Another process holding the local store refuses the build here, before anything is marked
+    # "building" or embedded (otherwise the workspace ended as "error" and unsearchable).
+    manager.engine.hold_store()
     with build_running(getattr(settings, "data_dir", None), collection):
         return _build_workspace(manager, name, progress, cancel, rebuild)
 
@@ -220,6 +224,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     report.embedded_chunks = getattr(eng.encoder, "texts_encoded", 0) - before
     report.reused_documents = cached_before
     report.chunks = len(searcher)
+    report.chunking = searcher.chunking.describe()
     report.ready = sum(1 for st, _ in states.values() if st == WorkspaceFileState.READY)
     report.duplicates = sum(1 for st, _ in states.values() if st == WorkspaceFileState.DUPLICATE)
     if report.duplicates:

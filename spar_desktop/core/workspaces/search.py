@@ -14,6 +14,7 @@ from sqlalchemy import select
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.library.queries import copies_of
+from spar_desktop.core.retrieval.explain import matched_spans
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import QueryLogEntry
@@ -21,6 +22,7 @@ from spar_desktop.core.workspaces.models import QueryLogEntry
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
+    from spar_desktop.core.retrieval.explain import Explanation
     from spar_desktop.core.workspaces.manager import Workspaces
 
 # Searches closer together than this in one workspace form one session (for co-occurrence).
@@ -43,11 +45,26 @@ class WorkspaceHit:
     chunk_id: str
     file_missing: bool = False
     also_at: tuple[str, ...] = ()  # other files with the same content (copies collapse into one hit)
+    # Why this result (core/retrieval/explain.py): keyword + meaning shares of ``score`` (TM2C2
+    # hybrid only), what BM25 scored, where the query's words are in ``text``, evolved keys.
+    keyword_part: Optional[float] = None
+    meaning_part: Optional[float] = None
+    alpha: Optional[float] = None
+    keyword_unit: str = "parent"
+    matched: tuple[tuple[int, int], ...] = ()
+    evolved: bool = False
+    rank_without_evolution: Optional[int] = None
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
         d["also_at"] = list(self.also_at)
+        d["matched"] = [list(span) for span in self.matched]
         return d
+
+    def explanation(self, query: str) -> "Explanation":
+        from spar_desktop.core.retrieval.explain import explain
+
+        return explain(self, query, keyword_unit=self.keyword_unit)
 
 
 @dataclass(frozen=True)
@@ -59,6 +76,7 @@ class WorkspaceResults:
     latency_ms: float
     log_id: Optional[int] = None
     notes: tuple[str, ...] = ()
+    chunking: Optional[str] = None  # how this workspace is cut and scored (short vs long documents)
 
 
 def open_searcher(manager: "Workspaces", name: str) -> tuple[int, Any, tuple[str, ...]]:
@@ -103,17 +121,21 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
         files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
         copies = copies_of(s, list(files.values()))
     hits = []
+    tokenizer, unit = searcher.bm25.tokenizer, getattr(searcher, "keyword_unit", "chunk")
     for h in results.hits:
         f = files.get(h.file_id)
         if f is None:
             continue
         hits.append(WorkspaceHit(h.rank, f.id, f.path, f.title, h.page_start, h.page_end, h.score, h.bm25_score,
                                  h.dense_score, h.text, h.parent_text, h.chunk_id, f.status == FileStatus.MISSING,
-                                 copies.get(f.id, ())))
+                                 copies.get(f.id, ()), h.keyword_part, h.meaning_part, h.alpha, unit,
+                                 tuple(matched_spans(query, h.text, tokenizer)), h.evolved,
+                                 h.rank_without_evolution))
     log_id = log_query(manager, ws_id, query, [(fh.file_id, fh.score) for fh in results.files if fh.file_id],
                        latency, session_key, source)
     manager.touch(ws_id)
-    return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes)
+    return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes,
+                            searcher.chunking.describe() if hasattr(searcher, "chunking") else None)
 
 
 def log_query(manager: "Workspaces", ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
