@@ -2,7 +2,7 @@
 
 Resolution order (later wins): built-in defaults < ``settings.json`` in the data dir <
 environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``SPAR_CHROMA_PROCESS``,
-``OLLAMA_HOST``) <
+``OLLAMA_HOST``, ``SPAR_AUTO_TAGGING``) <
 explicit command-line flags.
 """
 
@@ -60,6 +60,7 @@ class Settings:
     extract_max_text_mb: int = 20  # text kept per document, millions of characters (~MB)
     extract_max_seconds: int = 120  # wall time of one file's extraction
     archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
+    auto_tagging: bool = True  # the app suggests tags in the background after a scan finds new files
 
     def extraction_budget(self):
         """The per-file budget readers enforce (core/documents/budget.py)."""
@@ -158,6 +159,8 @@ def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Se
         values["chroma_process"] = env_flag(env["SPAR_CHROMA_PROCESS"])
     if env.get("OLLAMA_HOST"):
         values["ollama_host"] = normalize_ollama_host(env["OLLAMA_HOST"])
+    if env.get("SPAR_AUTO_TAGGING"):
+        values["auto_tagging"] = env_flag(env["SPAR_AUTO_TAGGING"])
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()

@@ -63,9 +63,15 @@ class LibraryController(QObject):
         self._scan_targets: dict[str, str] = {}  # task key → folder being scanned
         # Tag suggestions (ui/tag_review.TagSuggestions turns the automatic run on and supplies the
         # window's current settings): after a scan that found new or changed files.
-        self.auto_tagging = False
+        # None: follow the settings (Settings ▸ Reading files); True/False: decided by the caller.
+        self.auto_tagging: Optional[bool] = False
         self.settings_provider: Callable[[], Optional[Settings]] = lambda: library.settings
         self._pending_rescans: set[str] = set()
+
+    def _auto_tagging(self) -> bool:
+        if self.auto_tagging is not None:
+            return self.auto_tagging
+        return bool(getattr(self.settings_provider(), "auto_tagging", True))
 
     # ------------------------------------------------------------------ refreshing
     def refresh_all(self) -> None:
@@ -177,7 +183,7 @@ class LibraryController(QObject):
         for note in summary.notes:
             log.info("scan note: %s", note)
         self.scan_finished.emit(summary)
-        if self.auto_tagging and not summary.cancelled and (summary.new or summary.changed or summary.restored):
+        if self._auto_tagging() and not summary.cancelled and (summary.new or summary.changed or summary.restored):
             self.start_tagging()  # after the scan, never inside it: the scan stays fast
         if root in self._pending_rescans:
             self._pending_rescans.discard(root)

@@ -33,7 +33,8 @@ from spar_desktop.core.library.database import Library
 
 # Settings ▸ Reading files: the per-file budget and OCR, read by every scan and build (and the
 # viewer), so they apply as soon as they are saved. Ranges are Settings.validate's bounds.
-READING_FIELDS = ("ocr_enabled", "extract_max_text_mb", "extract_max_seconds", "archive_max_inflated_mb")
+READING_FIELDS = ("ocr_enabled", "extract_max_text_mb", "extract_max_seconds", "archive_max_inflated_mb",
+                  "auto_tagging")
 TEXT_MB_RANGE, SECONDS_RANGE, ARCHIVE_MB_RANGE = (1, 10_000), (1, 86_400), (1, 100_000)
 
 
@@ -157,6 +158,11 @@ class SettingsDialog(QDialog):
         self.ocr_enabled.setChecked(settings.ocr_enabled)
         self.ocr_enabled.setToolTip("When a workspace is built, pages without a text layer and images are "
                                     "read by optical character recognition (slower; the result is cached).")
+        self.auto_tagging = QCheckBox("Suggest tags after a scan finds new files")
+        self.auto_tagging.setChecked(settings.auto_tagging)
+        self.auto_tagging.setToolTip("In the background, summarise new and changed files and suggest tags for "
+                                     "them to review (Tags ▸ Review tag suggestions). Nothing is tagged "
+                                     "until you accept it.")
         self.max_text_mb = _bounded_spin(settings.extract_max_text_mb, TEXT_MB_RANGE,
                                          "Characters of text kept per document; the rest of a larger one is "
                                          "left out, with a note.")
@@ -169,6 +175,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(group)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow(self.ocr_enabled)
+        form.addRow(self.auto_tagging)
         form.addRow("Text kept per file (million characters)", self.max_text_mb)
         form.addRow("Time limit per file (seconds)", self.max_seconds)
         form.addRow("Largest archive member (MB)", self.max_archive_mb)
@@ -202,6 +209,7 @@ class SettingsDialog(QDialog):
             chunk_parent_tokens=self.parent_tokens.value(),
             chunk_overlap_tokens=self.overlap_tokens.value(),
             ocr_enabled=self.ocr_enabled.isChecked(),
+            auto_tagging=self.auto_tagging.isChecked(),
             extract_max_text_mb=self.max_text_mb.value(),
             extract_max_seconds=self.max_seconds.value(),
             archive_max_inflated_mb=self.max_archive_mb.value(),

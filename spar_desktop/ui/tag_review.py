@@ -247,8 +247,9 @@ class TagSuggestions(QObject):
         self.dialog: Optional[TagReviewDialog] = None
         c = window.controller
         c.settings_provider = lambda: window.settings
-        # After a scan that found something new, the job runs by itself (SPAR_AUTO_TAGGING=0: not).
-        c.auto_tagging = (os.environ.get("SPAR_AUTO_TAGGING", "1") != "0") if auto is None else auto
+        # After a scan that found something new, the job runs by itself unless the settings say not
+        # (Settings ▸ Reading files, SPAR_AUTO_TAGGING=0); None follows them as they change.
+        c.auto_tagging = auto
         c.tagging_finished.connect(lambda _report: self.refresh())
         c.tags_loaded.connect(lambda _snapshot: self.refresh())
         window.tag_panel.suggest_requested.connect(lambda: c.start_tagging(use_llm=True))

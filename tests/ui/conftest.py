@@ -12,15 +12,15 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 
 UI_TIMEOUT_MS = 30_000
-# Tag suggestions after every scan would run beside each test's own work; test_tag_review turns it on.
-os.environ.setdefault("SPAR_AUTO_TAGGING", "0")
 
 
 def app_like_settings(data_dir: Path) -> Settings:
     """Settings as spar-desktop makes them: Chroma in its helper process."""
     from spar_desktop.ui.runtime import app_settings
 
-    return app_settings(Settings(data_dir=data_dir))
+    # Tag suggestions after every scan would run beside each test's own work; test_tag_review turns
+    # them on itself.
+    return app_settings(Settings(data_dir=data_dir, auto_tagging=False))
 
 
 @pytest.fixture
