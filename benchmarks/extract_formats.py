@@ -8,7 +8,7 @@ file, pages/s and characters kept. Then writes a ~--big-mb MB .xlsx with openpyx
 (cached in /tmp/spar-bench-extract/ between runs) and extracts it in a child process, beside a child
 that only imports the libraries; peak RSS of each from resource.getrusage(RUSAGE_CHILDREN).
 Goal: the extracting child ≤ 300 MB. With the default budget the big workbook is read until the
-20M-character limit; the JSON says how many rows that was. (XLSX is read with expat, not openpyxl:
+2M-character limit (20M before this release); the JSON says how many rows that was. (XLSX is read with expat, not openpyxl:
 openpyxl's read-only loader alone took 336 s on this file, see extract_sheets.)
 Prints JSON (also written to --out).
 Usage: python benchmarks/extract_formats.py [--mb 4] [--runs 3] [--big-mb 200] [--out benchmarks/results/extract_formats.json]

@@ -57,7 +57,7 @@ class Settings:
     workspace_idle_archive_days: int = 30
     # Reading files (Settings ▸ Reading files): the per-file budget and OCR.
     ocr_enabled: bool = True  # scanned pages and images are read by OCR when a workspace needs them
-    extract_max_text_mb: int = 20  # text kept per document, millions of characters (~MB)
+    extract_max_text_mb: int = 2  # text kept per document, millions of characters (~1,000 pages each)
     extract_max_seconds: int = 120  # wall time of one file's extraction
     archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
     auto_tagging: bool = True  # the app suggests tags in the background after a scan finds new files

@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 from spar_desktop.core.documents.errors import ExtractionError
 
-DEFAULT_MAX_CHARS = 20_000_000
+# About 1,000 pages of text: ~2,500 passages to embed, a minute or two of CPU. At 20 million a single
+# hostile or export file cost ~25,000 passages and an hour of a shared machine.
+DEFAULT_MAX_CHARS = 2_000_000
 
 SETTINGS_HINT = "raise it in Settings ▸ Reading files"
 
