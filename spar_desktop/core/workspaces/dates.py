@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Optional
 
@@ -35,6 +35,10 @@ class DateFinding:
 
     kind: str
     span: DateSpan
+    # 'files': a constraint on the documents' dates; 'content': part of what they are about
+    # ('patients treated in 2009'), shown in the notes and never applied.
+    about: str = "files"
+    reason: Optional[str] = None
 
 
 def _month_end(y: int, m: int) -> date:
@@ -47,6 +51,27 @@ def _shift_months(d: date, months: int) -> date:
     return date(y, m, min(d.day, calendar.monthrange(y, m)[1]))
 
 
+def _part(inner: DateSpan, which: str, text: str) -> DateSpan:
+    """The first/second half or the early/mid/late third of a month or a year ('early April' =
+    1-10, 'mid' 11-20, 'late' 21-end; 'early 1993' = January-April; halves split a month at the 15th)."""
+    a, b = inner.start, inner.end
+    whole_year = (a.month, a.day, b.month, b.day) == (1, 1, 12, 31) and a.year == b.year
+    if whole_year:
+        cuts = {"first": (1, 6), "second": (7, 12), "early": (1, 4), "mid": (5, 8), "late": (9, 12)}[which]
+        return DateSpan(date(a.year, cuts[0], 1), _month_end(a.year, cuts[1]), text, inner.note)
+    whole_month = a.day == 1 and (a.year, a.month) == (b.year, b.month) and b == _month_end(b.year, b.month)
+    if whole_month:
+        days = {"first": (1, 15), "second": (16, b.day), "early": (1, 10), "mid": (11, 20), "late": (21, b.day)}[which]
+        return DateSpan(a.replace(day=days[0]), a.replace(day=days[1]), text, inner.note)
+    n = (b - a).days  # any other span: halves and thirds of its days
+    if which in ("first", "second"):
+        mid = a + timedelta(days=n // 2)
+        return DateSpan(a, mid, text, inner.note) if which == "first" else DateSpan(min(mid + timedelta(days=1), b), b, text, inner.note)
+    i = ("early", "mid", "late").index(which)
+    lo, hi = a + timedelta(days=n * i // 3), a + timedelta(days=n * (i + 1) // 3)
+    return DateSpan(lo, hi, text, inner.note)
+
+
 class DateParser:
     def __init__(self, today: date) -> None:
         self.today = today
@@ -54,7 +79,25 @@ class DateParser:
 
     # -- single expressions → span ------------------------------------------------------
     def span(self, text: str, prefer_past: bool = True) -> Optional[DateSpan]:
-        t = text.strip().lower().rstrip(".,")
+        t = " ".join(text.strip().lower().rstrip(".,").split())
+        if m := re.fullmatch(r"(?:the\s+)?(first|1st|second|2nd)\s+half\s+of\s+(.+)", t):
+            inner = self.span(m[2], prefer_past)
+            return None if inner is None else _part(inner, "first" if m[1] in ("first", "1st") else "second", text)
+        if m := re.fullmatch(r"(early|mid|late)[\s-]+(.+)", t):
+            inner = self.span(m[2], prefer_past)
+            return None if inner is None else _part(inner, m[1], text)
+        if m := re.fullmatch(r"(?:the\s+)?week\s+of\s+(.+)", t):
+            inner = self.span(m[1], prefer_past)
+            if inner is None or inner.start != inner.end:
+                return None
+            return DateSpan(inner.start, min(inner.start + timedelta(days=6), date.max), text, inner.note)
+        if m := re.fullmatch(rf"(?:the\s+)?(spring|summer|autumn|fall|winter)\s+(?:of\s+)?({YEAR_RE})", t):
+            y = int(m[2])
+            if m[1] == "winter":
+                return DateSpan(date(y - 1, 12, 1), _month_end(y, 2), text,
+                                f"'{text}' read as December {y - 1} to February {y}")
+            first = {"spring": 3, "summer": 6, "autumn": 9, "fall": 9}[m[1]]
+            return DateSpan(date(y, first, 1), _month_end(y, first + 2), text)
         if m := re.fullmatch(rf"({YEAR_RE})-(\d\d)-(\d\d)", t):
             return self._day(int(m[1]), int(m[2]), int(m[3]), text)
         if m := re.fullmatch(rf"q([1-4])\s*(?:of\s+)?({YEAR_RE})|({YEAR_RE})\s*q([1-4])", t):
@@ -158,8 +201,15 @@ def _go_back(today: date, n: str | int, unit: str) -> Optional[date]:
     return today - timedelta(days=days)
 
 
+_MONTH_OR_YEAR = rf"(?:{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?|{YEAR_RE})"
+_DAY_OF_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?"
+                 rf"|{MONTH_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{YEAR_RE})?|{YEAR_RE}-\d\d-\d\d)")
 DATE_TOKEN = (
-    rf"(?:{YEAR_RE}-\d\d-\d\d"
+    rf"(?:(?:the\s+)?(?:first|1st|second|2nd)\s+half\s+of\s+{_MONTH_OR_YEAR}"
+    rf"|(?:early|mid|late)(?:\s+|-){_MONTH_OR_YEAR}"
+    rf"|(?:the\s+)?week\s+of\s+{_DAY_OF_MONTH}"
+    rf"|(?:the\s+)?(?:spring|summer|autumn|fall|winter)\s+(?:of\s+)?{YEAR_RE}"
+    rf"|{YEAR_RE}-\d\d-\d\d"
     rf"|q[1-4]\s*(?:of\s+)?{YEAR_RE}|{YEAR_RE}\s*q[1-4]"
     rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?"
     rf"|{MONTH_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{YEAR_RE})?"
@@ -187,10 +237,15 @@ OPEN_KIND = {
 }
 
 
-def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], str]:
-    """Date constraints in ``text``, problems found, and the text with the date words removed."""
+def find_dates(text: str, today: date, question: Optional[bool] = None) -> tuple[list[DateFinding], list[str], str]:
+    """Date phrases in ``text``, problems found, and the text with the date words removed.
+
+    Each finding says whether it is about the files (a constraint) or about their content
+    ('patients treated between 1995 and 2005'; see ``_about``). ``question``: whether the
+    request is a question about content (None: judged from the text)."""
     parser = DateParser(today)
     findings: list[DateFinding] = []
+    where: list[tuple[int, int]] = []  # each finding's span in ``text``
     # Consumed characters as a bytearray: testing a match costs its length, not a scan of every
     # span found so far (a request listing 20,000 dates was quadratic).
     taken = bytearray(len(text))
@@ -204,6 +259,11 @@ def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], st
         taken[a:b] = b"\x01" * (b - a)
         consumed.append((a, b))
 
+    def found(f: DateFinding, m: re.Match) -> None:
+        findings.append(f)
+        where.append(m.span())
+        consume(m)
+
     def safely(read, *args, **kwargs) -> Optional[DateSpan]:
         try:
             return read(*args, **kwargs)
@@ -212,33 +272,43 @@ def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], st
             return None
 
     for m in RANGE_RE.finditer(text):
-        a, b = safely(parser.span, m["a"]), safely(parser.span, m["b"], prefer_past=False)
+        b = safely(parser.span, m["b"], prefer_past=False)
+        years_b = _YEAR_WORD.findall(m["b"])
+        if b and years_b and not _YEAR_WORD.search(m["a"]):
+            # 'from April 1 to April 10, 1993': the year said once, at the end, holds for both ends
+            # (the year before when the start would follow the end: 'November to February 1994').
+            y = int(years_b[-1])
+            a = safely(parser.span, f"{m['a']} {y}")
+            if a and a.start > b.end:
+                a = safely(parser.span, f"{m['a']} {y - 1}")
+        else:
+            a = safely(parser.span, m["a"])
         if a and b and re.fullmatch(YEAR_RE, m["a"].strip()) and re.fullmatch(r"\d\d", m["b"].strip()):
             continue
         if a and b:
-            findings.append(DateFinding("within", DateSpan(a.start, b.end, m[0].strip(), a.note or b.note)))
-            consume(m)
+            found(DateFinding("within", DateSpan(a.start, b.end, m[0].strip(), a.note or b.note)), m)
     for m in RELATIVE_RE.finditer(text):
         if free(m) and (span := safely(parser.relative, m["r"])):
-            findings.append(DateFinding("within", span))
-            consume(m)
+            found(DateFinding("within", span), m)
     for m in OPEN_RE.finditer(text):
         if free(m) and (span := safely(parser.span, m["d"])):
             # 'from May 2019' alone means dated in May 2019 ('from X to Y' was taken as a range above)
-            findings.append(DateFinding(OPEN_KIND[m["op"].lower()], DateSpan(span.start, span.end, m[0].strip(), span.note)))
-            consume(m)
+            found(DateFinding(OPEN_KIND[m["op"].lower()], DateSpan(span.start, span.end, m[0].strip(), span.note)), m)
     for m in SINGLE_RE.finditer(text):
         if not free(m):
             continue
         word = m["d"]
-        if re.fullmatch(r"may|march|mar|jun|june|sep|dec|jan", word.strip(), re.I) and not _date_context(text, m):
+        if _VERB_MONTH.fullmatch(word.strip()) and not _date_context(text, m):
             continue  # 'may' the verb, 'march' the noun...: only a date next to date words
         problems_before = len(parser.problems)
         if span := safely(parser.span, word):
-            findings.append(DateFinding("within", span))
-            consume(m)
+            found(DateFinding("within", span), m)
         elif len(parser.problems) > problems_before:
             consume(m)  # an impossible date ('Feb 30'): reported, not a keyword
+    if findings:
+        if question is None:
+            question = is_content_question(text)
+        findings = [_about(text, f, a, b, question) for f, (a, b) in zip(findings, where)]
     # The text with each consumed span replaced by a space, built in one pass (slicing the
     # string once per span was quadratic).
     pieces: list[str] = []
@@ -248,6 +318,109 @@ def find_dates(text: str, today: date) -> tuple[list[DateFinding], list[str], st
         pos = b
     pieces.append(text[pos:])
     return findings, parser.problems, " ".join(pieces)
+
+
+_YEAR_WORD = re.compile(rf"\b{YEAR_RE}\b")
+_VERB_MONTH = re.compile(r"(?:(?:early|mid|late)[\s-]+)?(?:may|march|mar|jun|june|sep|dec|jan)", re.I)
+
+# -- is a date about the files or about their content? ------------------------------------------
+# Nouns for documents: a date next to one dates the documents ('reports from 2019', '2019 reports').
+DOC_NOUNS = frozenset("""
+document documents file files doc docs record records report reports minute minutes memo memos note notes
+email emails e-mail e-mails mail mails message messages letter letters post posts article articles thread threads
+slide slides deck decks presentation presentations spreadsheet spreadsheets sheet sheets pdf pdfs photo photos
+image images picture pictures scan scans contract contracts invoice invoices draft drafts version versions copy
+copies agenda agendas newsletter newsletters page pages attachment attachments upload uploads folder folders
+""".split())
+# Verbs whose date is the document's ('written in May', 'sent after April 15').
+DOC_VERBS = frozenset("""
+dated written sent received created authored signed drafted emailed mailed posted uploaded downloaded saved
+scanned printed filed published issued submitted shared taken recorded
+""".split())
+# Verbs said of files and of anything else: the files' date unless the request is a question.
+FILE_VERBS = frozenset("modified changed edited updated added opened accessed deleted moved renamed".split())
+# Irregular past participles of content verbs (regular ones end in -ed).
+IRREGULAR = frozenset("""
+born seen done given found shown held kept grown known begun led met paid told built bought brought caught
+taught won lost spent fed bred fallen risen died lived run put set hit cut
+""".split())
+# Prepositions that tie a date to the request as its documents' date.
+DOC_PREPS = frozenset("from dated since until till before after starting prior".split())
+_SKIP = frozenset("in on during between from since until till before after around by through throughout at of "
+                  "within the a an over for dated starting prior to".split())
+PRONOUNS = frozenset("we they i he she".split())
+QUESTION_START = frozenset("""
+is are was were do does did can could should would will has have had what which who whom whose how why when
+where must might shall
+""".split())
+RETRIEVAL_VERBS = frozenset("""
+find show get give list retrieve fetch pull collect gather search look open display bring locate send
+""".split())
+_WORDS = re.compile(r"[\w'-]+")
+_TOKENS = re.compile(r"[\w'-]+|[^\w\s]")
+
+
+def is_content_question(text: str) -> bool:
+    """'Has the use of X changed from 2002 to 2007?': a question about content, not a request
+    for files ('Can you find the memos from May?' asks for files)."""
+    head = [w.lower() for w in _WORDS.findall(text[:120])][:6]
+    if not head:
+        return False
+    if any(w in RETRIEVAL_VERBS for w in head[:5]):
+        return False
+    return text.rstrip().endswith("?") or head[0] in QUESTION_START
+
+
+def _is_content_verb(word: str, question: bool) -> bool:
+    if word in DOC_VERBS or word in DOC_NOUNS:
+        return False
+    if word in FILE_VERBS:
+        return question
+    return word in IRREGULAR or (len(word) >= 5 and word.endswith("ed") and not word.endswith("eed"))
+
+
+def _about(text: str, f: DateFinding, start: int, end: int, question: bool) -> DateFinding:
+    """A date is the files' date when it sits next to a document noun ('reports from 2019',
+    'early April posts') or a verb of documents ('written in May'), or follows from/since/
+    before/after/until/dated; it is about the content when it follows another verb ('patients
+    treated between 1995 and 2005', unless its subject is a document: 'invoices paid in May'),
+    is followed by a pronoun ('between 1995 and 2005 we studied ...'), or when the whole request
+    is a question about content ('... in Barcelona between 1988 and 2012: is it ...?').
+    Bounded windows on both sides: linear in the number of dates."""
+    # Words and punctuation on each side: a word across a comma or a bracket is not attached.
+    before = [w.lower() for w in _TOKENS.findall(text[max(0, start - 80):start])]
+    if start > 80 and before:
+        before = before[1:]  # the window may have cut the first word
+    own = [w.lower() for w in _WORDS.findall(f.span.text)[:2]]
+    preps = set(own[:1])
+    while before and before[-1] in _SKIP:
+        preps.add(before.pop())
+    prev = before[-1] if before else ""
+    prev2 = before[-2] if len(before) > 1 else ""
+    after = [w.lower() for w in _TOKENS.findall(text[end:end + 40])[:1]]
+    nxt = after[0] if after else ""
+
+    def content(reason: str) -> DateFinding:
+        return replace(f, about="content", reason=reason)
+
+    if prev in DOC_NOUNS or nxt in DOC_NOUNS or prev in DOC_VERBS:
+        return f
+    if prev and _is_content_verb(prev, question):
+        if prev2 in DOC_NOUNS:
+            return f  # 'invoices paid in May': the documents' own date
+        return content(f"it follows '{prev}'")
+    if nxt in PRONOUNS:
+        return content(f"'{nxt}' follows it")
+    if preps & DOC_PREPS:
+        return f
+    if question:
+        return content("the request is a question about content")
+    return f
+
+
+def content_date_note(f: DateFinding) -> str:
+    return (f"'{f.span.text}' ({f.span.start} to {f.span.end}) reads as part of the topic ({f.reason}), "
+            f"not as the files' date: not applied (say 'files from {f.span.text}' to filter by date)")
 
 
 def _date_context(text: str, m: re.Match) -> bool:
@@ -260,6 +433,8 @@ def combine(findings: list[DateFinding]) -> tuple[Optional[date], Optional[date]
     since: Optional[date] = None
     until: Optional[date] = None
     for f in findings:
+        if f.about != "files":
+            continue  # about the content: in the notes, never a constraint
         lo = hi = None
         if f.kind == "within":
             lo, hi = f.span.start, f.span.end

@@ -15,6 +15,9 @@ from spar_desktop.core.library.models import Tag, TagEdge, TagSource
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 
 TAG_COLLECTION = "spar-tag-vocabulary"
+# A keyword whose words are all in a label, not side by side: below a label inside the keyword or
+# the keyword inside a label (0.8), above the relative floor a semantic neighbour must reach.
+ANY_ORDER_SCORE = 0.7
 # Date tags are matched by the date rules, never semantically ('May 2019' ~ 'June 2019').
 INDEXED_SOURCES = (TagSource.PATH, TagSource.TAXONOMY, TagSource.USER, TagSource.AUTO, TagSource.LLM)
 
@@ -35,15 +38,30 @@ def names_one_thing(keyword: str) -> bool:
 
 
 def normalize_words(text: str) -> list[str]:
-    """Lower-case words with separators ('-', '_', '/') as spaces and a crude plural strip."""
+    """Lower-case words with separators ('-', '_', '/', '.') as spaces and a crude plural strip:
+    the folder 'comp.sys.ibm.pc.hardware' is one tag whose words are comp, sys, ibm, pc, hardware."""
     words = re.findall(r"[a-z0-9]+", text.lower().replace("_", " "))
     return [w[:-1] if len(w) > 3 and w.endswith("s") and not w.endswith("ss") else w for w in words]
 
 
+_DOT_BETWEEN_LETTERS = re.compile(r"(?<=[^\W\d_])\.(?=[^\W\d_])")  # 'comp.graphics', not '1.5' nor 'Dr. X'
+
+
+LABEL_SUFFIX = ":label"
+
+
+def _tag_id(collection_id: str) -> int:
+    return int(collection_id.split(":", 1)[0])
+
+
+def tag_label(value: str) -> str:
+    """A tag's label as words: separators ('_', '-', and '.' between letters) as spaces."""
+    return " ".join(_DOT_BETWEEN_LETTERS.sub(" ", value.replace("_", " ").replace("-", " ")).split())
+
+
 def tag_text(tag: Tag, parents: list[str]) -> str:
     """What gets embedded: the label, its description, and where it sits in the hierarchy."""
-    label = tag.value.replace("_", " ").replace("-", " ")
-    text = label
+    text = tag_label(tag.value)
     if tag.description:
         text += f". {tag.description}"
     if parents:
@@ -60,23 +78,31 @@ class TagIndex:
         self.collection = ChromaCollection(client, TAG_COLLECTION, encoder.model_id)
         self._lexicon: Optional[dict[int, tuple[str, str, tuple[str, ...]]]] = None
 
-    def _vocabulary(self) -> tuple[dict[int, Tag], dict[int, str]]:
+    def _vocabulary(self) -> tuple[dict[int, Tag], dict[str, str]]:
+        """Tags and the texts embedded for them, by collection id: ``"<id>"`` for the full text
+        (label, description, ancestors) and, when that differs from the label, ``"<id>:label"``
+        for the label alone. A match takes the better of the two: the ancestors that place a tag
+        ('comp graphics (20_newsgroups)') also dilute it (0.41 for 'computer graphics', 0.76
+        against 'comp graphics' alone)."""
         with self.library.session() as s:
             tags = {t.id: t for t in s.scalars(select(Tag).where(Tag.source.in_(INDEXED_SOURCES)))}
             parents: dict[int, list[int]] = {}
             for p, c in s.execute(select(TagEdge.parent_id, TagEdge.child_id)):
                 parents.setdefault(c, []).append(p)
-        texts = {}
+        texts: dict[str, str] = {}
         for tid, tag in tags.items():
             chain = [tags[p].value for p in parents.get(tid, []) if p in tags][:2]
-            texts[tid] = tag_text(tag, chain)
+            texts[str(tid)] = full = tag_text(tag, chain)
+            label = tag_label(tag.value)
+            if label and label != full:
+                texts[f"{tid}{LABEL_SUFFIX}"] = label
         return tags, texts
 
     def sync(self, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
-        """Embed new/changed tags, drop deleted ones. Returns (embedded, removed)."""
+        """Embed new/changed tags, drop deleted ones. Returns (embedded, removed) tags."""
         tags, texts = self._vocabulary()
         self._lexicon = {tid: (t.key, t.value, tuple(normalize_words(t.value))) for tid, t in tags.items()}
-        fingerprints = {str(tid): hashlib.sha1(texts[tid].encode()).hexdigest()[:16] for tid in tags}
+        fingerprints = {i: hashlib.sha1(text.encode()).hexdigest()[:16] for i, text in texts.items()}
         stored = self.collection._col.get(include=["metadatas"])
         have = {i: (m or {}).get("fp") for i, m in zip(stored["ids"], stored["metadatas"])}
         stale = [i for i in have if i not in fingerprints]
@@ -84,10 +110,10 @@ class TagIndex:
         if stale:
             self.collection.delete(stale)
         if todo:
-            vectors = self.encoder.encode([texts[int(i)] for i in todo], progress=progress, cancel=cancel)
-            metas = [{"fp": fingerprints[i], "key": tags[int(i)].key, "source": tags[int(i)].source} for i in todo]
+            vectors = self.encoder.encode([texts[i] for i in todo], progress=progress, cancel=cancel)
+            metas = [{"fp": fingerprints[i], "key": tags[_tag_id(i)].key, "source": tags[_tag_id(i)].source} for i in todo]
             self.collection.add(todo, vectors, metas, progress, cancel)
-        return len(todo), len(stale)
+        return len({_tag_id(i) for i in todo}), len({_tag_id(i) for i in stale})
 
     def lexicon(self) -> dict[int, tuple[str, str, tuple[str, ...]]]:
         if self._lexicon is None:
@@ -105,6 +131,7 @@ class TagIndex:
             return []
         kw_text = " ".join(kw_words)
         partial: set[int] = set()  # tags whose label is only part of the keyword
+        any_order = False  # some label holds every word of the keyword, not side by side
         for tid, (key, value, words) in self.lexicon().items():
             if not words:
                 continue
@@ -119,22 +146,37 @@ class TagIndex:
             elif len(kw_words) >= 1 and _contains(words, kw_words) and len(kw_text) >= 3:
                 # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
                 found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
+            elif len(kw_words) >= 2 and set(kw_words) <= set(words):
+                # Every word of the keyword is in the label, in another order or apart: 'comp
+                # hardware' in 'comp.sys.ibm.pc.hardware', 'X Windows' in 'comp.windows.x'.
+                found[tid] = TagMatch(tid, key, value, ANY_ORDER_SCORE, "lexical")
+                any_order = True
         if any(m.how == "exact" for m in found.values()):
             # 'incident reports' names the Incident-Reports tag: 'Reports' elsewhere is another thing.
             found = {t: m for t, m in found.items() if t not in partial}
         if found and names_one_thing(keyword):
             # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
             return sorted(found.values(), key=lambda m: (-m.score, m.key))
-        ids, sims = self.collection.query(self.encoder.encode_query(keyword), top_n)
+        # Twice top_n vectors: a tag may come back twice (its full text and its label alone).
+        ids, sims = self.collection.query(self.encoder.encode_query(keyword), 2 * top_n)
         lex = self.lexicon()
+        best: dict[int, float] = {}
         for sid, sim in zip(ids, sims):
-            tid = int(sid)
+            tid = _tag_id(sid)
+            if float(sim) > best.get(tid, -2.0):
+                best[tid] = float(sim)
+        for tid, sim in sorted(best.items(), key=lambda kv: -kv[1])[:top_n]:
             # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
             if sim >= threshold and tid in lex and (tid not in found or (found[tid].how != "exact" and found[tid].score < sim)):
                 key, value, _ = lex[tid]
                 found[tid] = TagMatch(tid, key, value, round(float(sim), 4), "semantic")
         if found:
             floor = relative * max(m.score for m in found.values())
+            if any_order:
+                # Every word of the keyword is in some label ('comp hardware' in both
+                # comp.sys.*.hardware): a tag close only in meaning is a sibling ('comp.graphics')
+                # unless it is closer than those.
+                floor = max(floor, ANY_ORDER_SCORE)
             found = {t: m for t, m in found.items() if m.how != "semantic" or m.score >= floor}
         return sorted(found.values(), key=lambda m: (-m.score, m.key))
 

@@ -87,3 +87,90 @@ def test_llm_extractor_is_used_and_falls_back():
     r = parse_request("CT reports for patient A", TODAY, llm_keywords=broken)
     assert r.keywords == ("CT reports", "patient A") and r.extractor == "rules"
     assert any("rules were used" in n for n in r.notes)
+
+
+@pytest.mark.parametrize("text,formats,keywords", [
+    # a type word heading its phrase is a file type ...
+    ("images of the turbine", ("image",), ("turbine",)),
+    ("image files about the outage", ("image",), ("outage",)),
+    ("slides of the board meeting", ("pptx", "ppt", "odp"), ("board meeting",)),
+    ("pdfs about gearbox wear", ("pdf",), ("gearbox wear",)),
+    ("presentations from May 2019", ("pptx", "ppt", "odp"), ()),
+    ("all the photos sent by Maria Lopez", ("image",), ()),
+    ("slides showing the wind farm", ("pptx", "ppt", "odp"), ("showing wind farm",)),
+    # ... a word that names a format is one wherever it stands ...
+    ("budget spreadsheets and quarterly PDFs", ("csv", "tsv", "xlsx", "xls", "ods", "pdf"), ("budget", "quarterly")),
+    # ... after a content word, or before a noun, it is part of the topic
+    ("Do parents perceive body image differently?", (), ("parents perceive body image differently",)),
+    ("Can vaginal pH be measured from the wet mount slide?", (), ("vaginal pH measured", "wet mount slide")),
+    ("Do communication disorders extend to musical messages?", (), ("communication disorders extend", "musical messages")),
+    ("is the radiographic scout image necessary?", (), ("radiographic scout image",)),
+    ("posts about image formats like JPEG and GIF", (), ("image formats", "JPEG", "GIF")),
+    ("email addresses of suppliers", (), ("email addresses", "suppliers")),
+])
+def test_file_type_words_head_a_phrase_or_belong_to_a_topic(text, formats, keywords):
+    r = parsed(text)
+    assert r.formats == formats, r.to_json()
+    assert r.keywords == keywords, r.to_json()
+
+
+@pytest.mark.parametrize("text,authors", [
+    ("reports written by Maria Lopez", ("Maria Lopez",)),
+    ("memos by John Smith about the budget", ("John Smith",)),
+    ("emails sent by Alice regarding the outage", ("Alice",)),
+    ("notes prepared by J. R. Tolkien", ("J. R. Tolkien",)),
+    ("emails from John about the outage", ()),  # 'from' names a sender only in mail headers, not an author
+    ("Are Reviewers' Scores Influenced by Citations to Their Own Work?", ()),
+    ("therapies used by U.S. adults with chronic disease", ()),
+    ("Proliferative index obtained by DNA image cytometry", ()),
+    ("reports by English speakers", ()),  # a capitalised word before a noun is an adjective
+    ("papers written by IBM", ()),  # an acronym is no person
+])
+def test_authors_only_in_authorship_contexts(text, authors):
+    r = parsed(text)
+    assert r.authors == authors, r.to_json()
+
+
+def test_authors_words_leave_the_keywords():
+    r = parsed("memos by John Smith about the budget")
+    assert r.keywords == ("memos", "budget")
+    r = parsed("therapies used by U.S. adults with chronic disease")
+    assert "U.S adults" in r.keywords  # kept as a topic when it is no author
+
+
+def test_posts_and_articles_are_not_topics():
+    assert parsed("posts about graphics cards in comp hardware").keywords == ("graphics cards", "comp hardware")
+    assert parsed("articles about gearbox wear").keywords == ("gearbox wear",)
+    assert parsed("monitor posts in mac hardware").keywords == ("monitor", "mac hardware")
+    assert parsed("treadmill training post stroke").keywords == ("treadmill training post stroke",)  # 'post' stays
+
+
+def _calls(text: str) -> int:
+    import sys
+
+    calls = 0
+
+    def count(frame, event, arg):
+        nonlocal calls
+        if event in ("call", "c_call"):
+            calls += 1
+
+    sys.setprofile(count)
+    try:
+        parse_request(text, TODAY)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize("item", [
+    "body image n{i}", "images of site n{i}", "memos by John Smith{i} and", "reports by U.S. adults n{i},",
+    "patients treated in {y}", "posts from the week of April {d}, {y}", "early April {y} and", "spring {y},",
+])
+def test_new_rules_stay_linear(item):
+    """Type words, authors and date phrases: twice the items, about twice the work."""
+    def request(n: int) -> str:
+        return " ".join(item.format(i=i, y=1990 + i % 30, d=1 + i % 28) for i in range(n))
+
+    small, large = _calls(request(1000)), _calls(request(2000))
+    assert large < 2.3 * small, (small, large)
