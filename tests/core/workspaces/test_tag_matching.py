@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 from datetime import date, datetime
-from pathlib import Path
 
 import pytest
 
