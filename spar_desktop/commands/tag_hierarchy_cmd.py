@@ -39,18 +39,13 @@ def register(tsub: argparse._SubParsersAction) -> None:
 def ollama_namer(settings) -> tuple[Optional[Callable[[list[str]], str]], Optional[str]]:
     """(namer, None) when the settings' Ollama server answers, else (None, why not). The core
     never imports the chat client: the namer is a plain callable built here (and in the UI)."""
-    from spar_desktop.core.chat.client import Ollama
-    from spar_desktop.core.chat.helpers import run_sync
+    from spar_desktop.core.chat.helpers import ollama_generator
     from spar_desktop.core.tagging.hierarchy import naming_prompt
 
-    ollama = Ollama.from_settings(settings)
-    try:
-        reachable = run_sync(ollama.is_reachable())
-    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
-        reachable = False
-    if not reachable:
-        return None, f"no Ollama server at {settings.ollama_host}"
-    return (lambda phrases: run_sync(ollama.generate(naming_prompt(phrases), options={"temperature": 0}))), None
+    generate, why_not = ollama_generator(settings)
+    if generate is None:
+        return None, why_not
+    return (lambda phrases: generate(naming_prompt(phrases))), None
 
 
 def run_induce(args: argparse.Namespace) -> int:

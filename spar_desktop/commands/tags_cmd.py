@@ -202,19 +202,11 @@ def run_tag(args: argparse.Namespace) -> int:
 # -- suggestions ---------------------------------------------------------------------------------
 def ollama_classifier(settings):
     """(classify callable, None) when the settings' Ollama server answers, else (None, why not)."""
-    from spar_desktop.core.chat.client import Ollama
-    from spar_desktop.core.chat.helpers import run_sync
+    from spar_desktop.core.chat.helpers import ollama_generator
     from spar_desktop.core.tagging.llm import classifier
 
-    ollama = Ollama.from_settings(settings)
-    try:
-        reachable = run_sync(ollama.is_reachable())
-    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
-        reachable = False
-    if not reachable:
-        return None, f"no Ollama server at {settings.ollama_host}"
-    return classifier(lambda prompt: run_sync(ollama.generate(prompt, json_format=True,
-                                                                options={"temperature": 0}))), None
+    generate, why_not = ollama_generator(settings, json_format=True)
+    return (classifier(generate) if generate else None), why_not
 
 
 def run_suggest(args: argparse.Namespace) -> int:

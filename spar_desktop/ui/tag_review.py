@@ -48,9 +48,11 @@ def tagging_op(library: Library, settings: Settings, use_llm: bool, progress, ca
 
     classify = None
     if use_llm:
-        from spar_desktop.commands.tags_cmd import ollama_classifier
+        from spar_desktop.core.chat.helpers import ollama_generator
+        from spar_desktop.core.tagging.llm import classifier
 
-        classify, _why = ollama_classifier(settings)
+        generate, _why_not = ollama_generator(settings, json_format=True)
+        classify = classifier(generate) if generate else None
     return run_tagging(library, settings, encoder_for(settings), classify, progress=progress, cancel=cancel)
 
 

@@ -28,17 +28,11 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 # ---------------------------------------------------------------- ops (worker thread, no widgets)
 def _ollama_namer(settings: Any):
     """A namer on the settings' Ollama server, or None when it does not answer."""
-    from spar_desktop.core.chat.client import Ollama
-    from spar_desktop.core.chat.helpers import run_sync
+    from spar_desktop.core.chat.helpers import ollama_generator
     from spar_desktop.core.tagging.hierarchy import naming_prompt
 
-    ollama = Ollama.from_settings(settings)
-    try:
-        if not run_sync(ollama.is_reachable()):
-            return None
-    except Exception:  # noqa: BLE001 - unreachable in any way: name from phrases
-        return None
-    return lambda phrases: run_sync(ollama.generate(naming_prompt(phrases), options={"temperature": 0}))
+    generate, _why_not = ollama_generator(settings)
+    return None if generate is None else (lambda phrases: generate(naming_prompt(phrases)))
 
 
 def induce_op(library: Library, settings: Any, use_llm: bool, progress, cancel) -> Proposal:

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import threading
 from dataclasses import dataclass
-from typing import Any, Coroutine, Optional, Sequence, TypeVar
+from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
 from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
 from spar_desktop.core.config import Settings
+from spar_desktop.core.llm_reply import json_in_reply
 
 T = TypeVar("T")
 MAX_KEYWORDS = 12
@@ -75,21 +75,6 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
     return box["value"]
 
 
-def _json_object(text: str) -> Any:
-    """The JSON in a model's reply, tolerating ```json fences and chatter around it."""
-    text = (text or "").strip()
-    fenced = re.search(r"```(?:json)?\s*(.+?)```", text, re.S)
-    if fenced:
-        text = fenced.group(1).strip()
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        m = re.search(r"(\{.*\}|\[.*\])", text, re.S)
-        if not m:
-            raise
-        return json.loads(m.group(1))
-
-
 @dataclass(frozen=True)
 class RerankResult:
     order: tuple[int, ...]  # indices into the input, best first (a permutation of range(n))
@@ -104,7 +89,7 @@ def parse_permutation(reply: str, n: int) -> Optional[tuple[int, ...]]:
     """1-based passage numbers from the model → a full 0-based permutation; numbers it forgot
     follow in their fused order. None when nothing usable is there."""
     try:
-        data = _json_object(reply)
+        data = json_in_reply(reply)
     except (json.JSONDecodeError, ValueError):
         return None
     if isinstance(data, dict):
@@ -139,7 +124,7 @@ class LLMHelpers:
         reply = await self.ollama.generate(KEYWORDS_PROMPT.format(text=text), json_format=True,
                                            options={"temperature": 0})
         try:
-            data = _json_object(reply)
+            data = json_in_reply(reply)
         except (json.JSONDecodeError, ValueError):
             raise ChatError("the model's keywords were not JSON", ErrorKind.PROTOCOL) from None
         items = data.get("keywords") if isinstance(data, dict) else data
@@ -183,6 +168,20 @@ class LLMHelpers:
 
     def rerank(self, query: str, passages: Sequence[Any]) -> RerankResult:
         return run_sync(self.arerank(query, passages))
+
+
+def ollama_generator(settings: Settings, json_format: bool = False) -> tuple[Optional[Callable[[str], str]], Optional[str]]:
+    """(generate, None) when the settings' Ollama server answers — ``generate(prompt) -> reply``, a
+    plain synchronous callable for cores that must not import chat (tagging) — else (None, why not)."""
+    ollama = Ollama.from_settings(settings)
+    try:
+        reachable = run_sync(ollama.is_reachable())
+    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
+        reachable = False
+    if not reachable:
+        return None, f"no Ollama server at {settings.ollama_host}"
+    return (lambda prompt: run_sync(ollama.generate(prompt, json_format=json_format,
+                                                   options={"temperature": 0}))), None
 
 
 def llm_keywords(text: str, settings: Optional[Settings] = None) -> list[str]:

@@ -8,9 +8,9 @@ that is not one of the offered names is ignored. The caller injects ``generate(p
 
 from __future__ import annotations
 
-import json
-import re
-from typing import Any, Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence
+
+from spar_desktop.core.llm_reply import json_in_reply
 
 Classify = Callable[[str, list[str]], list[str]]
 
@@ -33,24 +33,13 @@ def classification_prompt(text: str, labels: Sequence[str], k: int = MAX_CHOSEN)
     return CLASSIFY_PROMPT.format(k=k, tags=tags, text=" ".join(text.split())[:PROMPT_TEXT_CHARS])
 
 
-def _json(reply: str) -> Any:
-    reply = (reply or "").strip()
-    fenced = re.search(r"```(?:json)?\s*(.+?)```", reply, re.S)
-    if fenced:
-        reply = fenced.group(1).strip()
-    try:
-        return json.loads(reply)
-    except json.JSONDecodeError:
-        m = re.search(r"(\{.*\}|\[.*\])", reply, re.S)
-        if not m:
-            raise ValueError("the model's reply was not JSON") from None
-        return json.loads(m.group(1))
-
-
 def parse_choice(reply: str, labels: Sequence[str], k: int = MAX_CHOSEN) -> list[str]:
     """The offered labels the reply names (case and spacing ignored), in its order, at most k.
     Raises ValueError when the reply is not the JSON asked for."""
-    data = _json(reply)
+    try:
+        data = json_in_reply(reply)
+    except ValueError:  # json's own message ("Expecting value: line 1...") means nothing to a user
+        raise ValueError("the model's reply was not JSON") from None
     items = data.get("tags") if isinstance(data, dict) else data
     if not isinstance(items, list):
         raise ValueError("the model returned no tag list")
