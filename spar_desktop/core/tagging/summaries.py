@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass, replace
 from typing import Any, Iterable, Iterator, Optional, Sequence
 
@@ -30,6 +31,10 @@ _SUMMARY_WORDS = 150  # ~200 word pieces of ordinary prose
 _READ_CHARS = 20_000  # text read per file: the opening is all a summary needs
 BATCH_FILES = 64  # files read, encoded and committed together (a killed run keeps its batches)
 _IN_CHUNK = 500  # ids per IN (...) list: SQLite's variable limit, PostgreSQL's plan size
+# Every workspace preview ranks by the whole index's summary vectors: decoded once per process and
+# kept while a one-row aggregate (count, newest update, id sum) says the set is the same.
+_MATRICES: dict[tuple[str, str], tuple[tuple, np.ndarray, np.ndarray]] = {}
+_MATRICES_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -95,7 +100,28 @@ class SummaryStore:
         return out
 
     def matrix(self, model_id: str, file_ids: Iterable[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(ids int64 [n], vectors float32 [n, d], L2-normalised), ordered by id."""
+        """(ids int64 [n], vectors float32 [n, d], L2-normalised), ordered by id; read-only arrays."""
+        if file_ids is None:
+            return self._whole_matrix(model_id)
+        return self._read_matrix(model_id, file_ids)
+
+    def _whole_matrix(self, model_id: str) -> tuple[np.ndarray, np.ndarray]:
+        [query] = self._select((func.count(), func.max(FileSummary.updated_at), func.sum(FileSummary.file_id)),
+                               model_id, None)
+        with self.library.session() as s:
+            fingerprint = tuple(s.execute(query.order_by(None)).one())
+        key = (str(self.library.engine.url), model_id)
+        with _MATRICES_LOCK:
+            cached = _MATRICES.get(key)
+        if cached is not None and cached[0] == fingerprint:
+            return cached[1], cached[2]
+        ids, vectors = self._read_matrix(model_id, None)
+        ids.flags.writeable = vectors.flags.writeable = False  # shared between callers
+        with _MATRICES_LOCK:
+            _MATRICES[key] = (fingerprint, ids, vectors)
+        return ids, vectors
+
+    def _read_matrix(self, model_id: str, file_ids: Iterable[int] | None) -> tuple[np.ndarray, np.ndarray]:
         ids: list[int] = []
         blobs: list[bytes] = []
         with self.library.session() as s:

@@ -52,6 +52,7 @@ def test_a_cancelled_run_goes_on_where_it_stopped(env, encoder, monkeypatch):
 def test_a_changed_file_is_summarised_again_and_a_removed_one_drops_out(env, encoder):
     lib, settings, share = env
     summarize_files(lib, settings, encoder)
+    before_ids, before = SummaryStore(lib).matrix(encoder.model_id)  # read once, then kept while current
     (share / "Finance/budget.md").write_text("# Staff party\n\nThe summer party is on the beach.", encoding="utf-8")
     (share / "Finance/audit.md").unlink()
     Scanner(lib).scan([str(share)])
@@ -62,6 +63,11 @@ def test_a_changed_file_is_summarised_again_and_a_removed_one_drops_out(env, enc
     assert report.summarized == 1
     assert store.texts([budget])[budget].startswith("# Staff party")
     assert file_id(lib, share / "Finance/audit.md") not in store.texts()
+    # The matrix every workspace preview ranks by follows the change (not the copy read before it).
+    ids, vectors = store.matrix(encoder.model_id)
+    assert len(ids) == len(before_ids) - 1 and file_id(lib, share / "Finance/audit.md") not in ids.tolist()
+    row = ids.tolist().index(budget)
+    assert float(vectors[row] @ before[before_ids.tolist().index(budget)]) < 0.99
 
 
 def test_files_without_text_are_counted_and_tried_again_next_time(env, encoder):
