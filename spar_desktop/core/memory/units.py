@@ -114,10 +114,10 @@ def _lexical_scores(qwords: set[str], sentences: Sequence[str], idf: Optional[Ca
 
 def parse_llm_units(reply: str, config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
     """The model's JSON → units; junk (no JSON, wrong shapes) gives [] and a log line."""
-    from spar_desktop.core.chat.helpers import _json_object
+    from spar_desktop.core.llm_reply import json_in_reply
 
     try:
-        data = _json_object(reply)
+        data = json_in_reply(reply)
     except (json.JSONDecodeError, ValueError, TypeError):
         log.info("ERM: the model's expansion was not JSON; using local feedback instead")
         return []
