@@ -7,6 +7,8 @@ of an hour, so each chunk's vector is the normalised mean of its sentences' real
 query time as in the app (ONNX Runtime, one thread: no torch in the query path). The dense
 backends are timed side by side: Chroma (HNSW; what workspaces use) in this process (the CLI) and
 in the desktop app's helper process, and the exact numpy matrix (what `spar eval` uses). Targets: query encoding p50 of a few ms, hybrid p50 <= 10 ms at 50k chunks.
+Hybrid runs with the default weight rule (BM25 flatness, issue 20) and, interleaved query by query
+so both see the same machine load, with the previous fixed weight (the ``*_fixed`` rows).
 Usage: python benchmarks/query.py [--sizes 10000,50000] [--queries 150] [--no-chroma] [--quick] [--runtime onnx]
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import resource
@@ -34,6 +37,7 @@ from spar_desktop.core.embedding.cache import CachedDocument  # noqa: E402
 from spar_desktop.core.embedding.encoder import get_encoder  # noqa: E402
 from spar_desktop.core.eval.beir import load_beir  # noqa: E402
 from spar_desktop.core.eval.metrics import percentile  # noqa: E402
+from spar_desktop.core.retrieval.fusion import DEFAULT_ALPHA, DEFAULT_ALPHA_RULE  # noqa: E402
 from spar_desktop.core.retrieval.searcher import HybridSearcher  # noqa: E402
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, make_chroma_client  # noqa: E402
 from tests.support.corpora import shared_data  # noqa: E402
@@ -68,6 +72,11 @@ def synthetic_documents(n_chunks: int, sents: list[str], vecs: np.ndarray, rng: 
     return docs
 
 
+def summary(lat: list[float]) -> dict[str, float]:
+    return {"p50_ms": round(percentile(lat, 50), 2), "p95_ms": round(percentile(lat, 95), 2),
+            "mean_ms": round(sum(lat) / len(lat), 2)}
+
+
 def timed_queries(searcher: HybridSearcher, queries: list[str], method: str) -> dict[str, float]:
     searcher.search(queries[0], k=10, method=method)  # warm-up
     lat = []
@@ -75,8 +84,22 @@ def timed_queries(searcher: HybridSearcher, queries: list[str], method: str) -> 
         t0 = time.perf_counter()
         searcher.search(q, k=10, method=method)
         lat.append((time.perf_counter() - t0) * 1000)
-    return {"p50_ms": round(percentile(lat, 50), 2), "p95_ms": round(percentile(lat, 95), 2),
-            "mean_ms": round(sum(lat) / len(lat), 2)}
+    return summary(lat)
+
+
+def timed_rules(searcher: HybridSearcher, queries: list[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """Hybrid with the default weight rule and with the previous fixed weight, alternating which
+    runs first per query so machine load and caches fall on both alike."""
+    fixed = {"alpha": DEFAULT_ALPHA}
+    searcher.search(queries[0], k=10)
+    searcher.search(queries[0], k=10, **fixed)  # warm-up
+    lat: dict[bool, list[float]] = {False: [], True: []}
+    for i, q in enumerate(queries):
+        for is_fixed in ((False, True) if i % 2 == 0 else (True, False)):
+            t0 = time.perf_counter()
+            searcher.search(q, k=10, **(fixed if is_fixed else {}))
+            lat[is_fixed].append((time.perf_counter() - t0) * 1000)
+    return summary(lat[False]), summary(lat[True])
 
 
 def rss_mb() -> float:
@@ -120,10 +143,10 @@ def main() -> None:
         t0 = time.perf_counter()
         searcher = HybridSearcher(docs, encoder)
         build_s = time.perf_counter() - t0
-        row = {"chunks": len(searcher), "build_s": round(build_s, 2),
-               "hybrid_numpy": timed_queries(searcher, queries, "hybrid"),
-               "bm25": timed_queries(searcher, queries, "bm25"),
-               "dense_numpy": timed_queries(searcher, queries, "dense")}
+        row = {"chunks": len(searcher), "build_s": round(build_s, 2)}
+        row["hybrid_numpy"], row["hybrid_numpy_fixed"] = timed_rules(searcher, queries)
+        row["bm25"] = timed_queries(searcher, queries, "bm25")
+        row["dense_numpy"] = timed_queries(searcher, queries, "dense")
         if with_chroma:
             # Chroma in this process (the CLI) and in the desktop app's helper process, side by side.
             for label, in_helper in (("chroma", False), ("chroma_helper", True)):
@@ -133,7 +156,7 @@ def main() -> None:
                     t0 = time.perf_counter()
                     chroma = HybridSearcher(docs, encoder, collection=ChromaCollection(client, f"bench-{n}", encoder.model_id))
                     row[f"{label}_build_s"] = round(time.perf_counter() - t0, 2)
-                    row[f"hybrid_{label}"] = timed_queries(chroma, queries, "hybrid")
+                    row[f"hybrid_{label}"], row[f"hybrid_{label}_fixed"] = timed_rules(chroma, queries)
                     del chroma
                 finally:
                     if in_helper:
@@ -148,6 +171,9 @@ def main() -> None:
         "benchmark": "query",
         "device": encoder.device,
         "runtime": f"{encoder.runtime}-{encoder.variant}",
+        "date": time.strftime("%Y-%m-%d %H:%M"),
+        "alpha_rule": DEFAULT_ALPHA_RULE,
+        "load_average": [round(x, 2) for x in os.getloadavg()],
         "queries": len(queries),
         "sentence_pool": len(sents),
         "pool_embed_s": round(pool_s, 1),

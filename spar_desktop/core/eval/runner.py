@@ -14,8 +14,11 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from spar_desktop.core.data_layout import DataLayout
+from spar_desktop.core.documents.extract import extract_text_string
 from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument
 from spar_desktop.core.embedding.cache import CachedDocument, EmbeddingCache, is_searchable
+from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.embedding.pipeline import ChunkFn, chunk_with, content_hash, default_chunk_fn, embed_documents
 from spar_desktop.core.eval import metrics as m
 from spar_desktop.core.eval.beir import BeirDataset, BeirDoc
@@ -52,6 +55,8 @@ class EvalReport:
     index: IndexInfo
     warnings: list[str] = field(default_factory=list)
     per_query_ndcg: dict[str, float] = field(default_factory=dict)  # for paired comparisons
+    # 'flatness' when the weight was set per query (then ``alpha`` is its mean over the queries)
+    alpha_rule: Optional[str] = None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -69,8 +74,6 @@ def chunker_config_from(settings: Any = None) -> ChunkerConfig:
 
 
 def default_extract_fn() -> Callable[[BeirDoc], ExtractedDocument]:
-    from spar_desktop.core.documents.extract import extract_text_string
-
     return lambda doc: extract_text_string(doc.text, doc.title or None)
 
 
@@ -81,6 +84,7 @@ def build_searcher(
     dense: bool = True,
     encoder: Any = None,
     device: str = "auto",
+    runtime: Optional[str] = None,
     config: Optional[ChunkerConfig] = None,
     chunk_fn: Optional[ChunkFn] = None,
     extract_fn: Optional[Callable[[BeirDoc], ExtractedDocument]] = None,
@@ -98,10 +102,8 @@ def build_searcher(
     hashes = [content_hash(d.full_text) for d in docs]
     embedded_now, model_id = 0, None
     if dense:
-        if encoder is None:
-            from spar_desktop.core.embedding.encoder import get_encoder
-
-            encoder = get_encoder(device)
+        if encoder is None:  # its graph kept in this data dir, like the app's
+            encoder = get_encoder(device, runtime=runtime, cache_dir=DataLayout(Path(data_dir)).onnx_cache)
         model_id = encoder.model_id
         before = encoder.texts_encoded if hasattr(encoder, "texts_encoded") else 0
         with EmbeddingCache(data_dir) as cache:
@@ -152,6 +154,7 @@ def evaluate_searcher(
         searcher.search(queries[0][1], k=depth, method=method, alpha=alpha, fusion=fusion, fill_missing=fill_missing)
     run: dict[str, list[str]] = {}
     latencies: list[float] = []
+    alphas: list[float] = []
     for i, (qid, text) in enumerate(queries):
         if i % 25 == 0:
             check(cancel)
@@ -160,13 +163,20 @@ def evaluate_searcher(
         res = searcher.search(text, k=depth, method=method, alpha=alpha, fusion=fusion, fill_missing=fill_missing)
         latencies.append((time.perf_counter() - t0) * 1000.0)
         run[qid] = [f.doc_id for f in res.files]
+        if res.alpha is not None:
+            alphas.append(res.alpha)
     progress(Progress(len(queries), len(queries), f"{method} queries"))
-    used_alpha = used_fill = None
+    used_alpha = used_fill = rule = None
     if method == "hybrid" and fusion == "tm2c2":
         used_alpha = searcher.default_alpha if alpha is None else alpha
         used_fill = fill_missing or searcher.fill_missing
-    return report_from_run(dataset, run, latencies, info, k=k, method=method,
-                           fusion=fusion if method == "hybrid" else "-", alpha=used_alpha, fill_missing=used_fill)
+        if alpha is None and searcher.alpha_model is None and searcher.alpha_rule != "fixed":
+            rule = searcher.alpha_rule
+            used_alpha = round(sum(alphas) / len(alphas), 4) if alphas else used_alpha
+    report = report_from_run(dataset, run, latencies, info, k=k, method=method,
+                             fusion=fusion if method == "hybrid" else "-", alpha=used_alpha, fill_missing=used_fill)
+    report.alpha_rule = rule
+    return report
 
 
 def report_from_run(dataset: BeirDataset, run: dict[str, list[str]], latencies: list[float], info: IndexInfo, *,

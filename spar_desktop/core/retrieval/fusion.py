@@ -22,7 +22,7 @@ scores (and alpha) altogether.
 
 from __future__ import annotations
 
-from typing import Hashable, Mapping, Sequence, TypeVar
+from typing import Hashable, Mapping, Optional, Sequence, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 
@@ -58,11 +58,48 @@ FUSIONS = ("tm2c2", "rrf")
 DEFAULT_ALPHA = 0.8
 DEFAULT_FILL = "exact"
 
+# Query-aware dense weight from BM25's own flatness (issue 20, retrieval_quality.md). A keyword
+# ranking whose 10th unit scores nearly as much as its 1st has not separated its candidates (long
+# descriptive queries: many units match some of many words), so its weight shrinks; a sharp one
+# (a rare phrase pinned to a few units) keeps more. BM25's weight is proportional to its sharpness
+# 1 - s10/s1 and equals 1 - DEFAULT_ALPHA at FLATNESS_REFERENCE, the median flatness of the
+# SciFact train / NFCorpus dev queries DEFAULT_ALPHA was chosen on, so a typical query there keeps
+# 0.8: alpha = 1 - 0.2 * (1 - flatness) / (1 - 0.533), i.e. BM25 weight 0.43 * sharpness. No
+# MEDLINE or PubMedQA query chose it.
+ALPHA_RULES = ("flatness", "fixed")
+DEFAULT_ALPHA_RULE = "flatness"
+FLATNESS_RANK = 10
+FLATNESS_REFERENCE = 0.533
+
 
 def check_alpha(alpha: float) -> float:
     if not 0.0 <= alpha <= 1.0:
         raise ValueError(f"alpha must be within [0, 1], got {alpha}")
     return float(alpha)
+
+
+def check_alpha_rule(rule: str) -> str:
+    if rule not in ALPHA_RULES:
+        raise ValueError(f"alpha rule must be one of {ALPHA_RULES}, not '{rule}'")
+    return rule
+
+
+def keyword_flatness(top_scores: Sequence[float], units: int, rank: int = FLATNESS_RANK) -> Optional[float]:
+    """BM25's score at ``rank`` over its best score, from its keyword units' scores best first.
+    None when it says nothing: no unit matched, or the collection has fewer than ``rank`` units
+    (a small workspace). Fewer matches than ``rank`` in a larger one is a sharp ranking: 0."""
+    if units < rank or len(top_scores) == 0 or top_scores[0] <= 0:
+        return None
+    return float(top_scores[rank - 1]) / float(top_scores[0]) if len(top_scores) >= rank else 0.0
+
+
+def flatness_alpha(flatness: Optional[float], alpha0: float = DEFAULT_ALPHA,
+                   reference: float = FLATNESS_REFERENCE) -> float:
+    """Dense weight for a query whose BM25 ranking has this flatness (``alpha0`` when unknown)."""
+    if flatness is None:
+        return alpha0
+    sharpness = 1.0 - min(max(flatness, 0.0), 1.0)
+    return min(1.0, max(0.0, 1.0 - (1.0 - alpha0) * sharpness / (1.0 - reference)))
 
 
 def tm2c2_normalize(scores: Mapping[K, float], inf: float) -> dict[K, float]:

@@ -109,6 +109,7 @@ class SearchResults:
     hits: tuple[ChunkHit, ...]
     files: tuple[FileHit, ...]
     message: Optional[str] = None  # why the list is empty, for the UI / CLI to show
+    keyword_flatness: Optional[float] = None  # BM25's 10th/1st unit score when the weight came from it
 
     @property
     def empty(self) -> bool:
@@ -132,6 +133,7 @@ class HybridSearcher:
         key_overrides: Optional[Mapping[str, KeyOverride]] = None,
         alpha_model: Optional[AlphaPredictor] = None,
         keyword_unit: str = DEFAULT_KEYWORD_UNIT,
+        alpha_rule: str = fz.DEFAULT_ALPHA_RULE,
         progress: ProgressCallback = no_progress,
         cancel: Optional[CancelToken] = None,
     ) -> None:
@@ -140,12 +142,15 @@ class HybridSearcher:
         in Chroma (synchronised to these chunks first); without it, on an exact numpy matrix.
         ``key_overrides`` (chunk key → KeyOverride) are evolved keys used in place of the
         originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given.
-        ``keyword_unit``: what BM25 scores, 'parent' sections or 'chunk's (keyword_units.py)."""
+        ``keyword_unit``: what BM25 scores, 'parent' sections or 'chunk's (keyword_units.py).
+        ``alpha_rule``: with no alpha and no model, 'flatness' sets the weight per query from
+        BM25's flatness around ``default_alpha`` (fusion.py); 'fixed' always uses it."""
         self.encoder = encoder
         self.alpha_model = alpha_model
         self.collection = collection
         self.candidate_depth = candidate_depth
-        self.default_alpha = fz.check_alpha(default_alpha)
+        self._default_alpha = fz.check_alpha(default_alpha)
+        self.alpha_rule = fz.check_alpha_rule(alpha_rule)
         self.fill_missing = _check_fill(fill_missing)
         self.tokenizer = tokenizer
         explicit = dict(file_ids or {})
@@ -201,14 +206,16 @@ class HybridSearcher:
                 tokenizer: Optional[TokenizerConfig] = None, candidate_depth: int = DEFAULT_CANDIDATES,
                 default_alpha: float = fz.DEFAULT_ALPHA, fill_missing: str = fz.DEFAULT_FILL,
                 alpha_model: Optional[AlphaPredictor] = None,
-                keyword_unit: str = DEFAULT_KEYWORD_UNIT) -> "HybridSearcher":
+                keyword_unit: str = DEFAULT_KEYWORD_UNIT,
+                alpha_rule: str = fz.DEFAULT_ALPHA_RULE) -> "HybridSearcher":
         """A searcher from saved parts (searcher_state.py), exactly as the one that was saved:
         ``bm25`` already holds the evolved BM25 keys and ``collection`` the vectors of
         ``original_vectors`` + ``overrides`` (the caller checked it), so nothing is synced."""
         self = cls.__new__(cls)
         self.encoder, self.alpha_model, self.collection = encoder, alpha_model, collection
         self.candidate_depth = candidate_depth
-        self.default_alpha = fz.check_alpha(default_alpha)
+        self._default_alpha = fz.check_alpha(default_alpha)
+        self.alpha_rule = fz.check_alpha_rule(alpha_rule)
         self.fill_missing = _check_fill(fill_missing)
         self.tokenizer = tokenizer
         self._set_table(table, overrides, keyword_unit)
@@ -221,6 +228,17 @@ class HybridSearcher:
             self.dense = ChromaBackend(collection, self.keys, self._pos) if collection is not None \
                 else NumpyBackend(self.vectors)
         return self
+
+    @property
+    def default_alpha(self) -> float:
+        """The fixed dense weight, and the flatness rule's weight at its reference flatness."""
+        return self._default_alpha
+
+    @default_alpha.setter
+    def default_alpha(self, value: float) -> None:
+        # Assigning a weight (e.g. `spar eval --alpha 0.6` with learning) means "use this weight".
+        self._default_alpha = fz.check_alpha(value)
+        self.alpha_rule = "fixed"
 
     @property
     def _tokens(self) -> list[list[str]]:
@@ -334,7 +352,8 @@ class HybridSearcher:
         normalised minimum 0 ('zero', for when the other score is unknowable). See fusion.py for
         the measurements behind the default. ``query_vector`` skips encoding the query (callers
         that already have it, e.g. ERM training). With no ``alpha`` and an ``alpha_model``, the
-        dense weight is predicted for this query (query-aware fusion)."""
+        dense weight is predicted for this query (query-aware fusion); with neither, the alpha rule
+        sets it (fusion.py: from BM25's flatness, or fixed)."""
         fill = _check_fill(fill_missing or self.fill_missing)
         if method not in METHODS:
             raise ValueError(f"method must be one of {METHODS}, not '{method}'")
@@ -356,9 +375,13 @@ class HybridSearcher:
         depth = max(k, candidates or self.candidate_depth)
         if method != "bm25" and query_vector is None:
             query_vector = self.encoder.encode_query(query)
-        bm25, dense = self._candidates(query, method, depth, fill if tm2c2 else "zero", query_vector)
+        bm25, dense, top_units = self._candidates(query, method, depth, fill if tm2c2 else "zero", query_vector)
+        flatness = None
         if tm2c2 and alpha is None and self.alpha_model is not None:
             a = shown_alpha = fz.check_alpha(min(1.0, max(0.0, float(self.alpha_model.predict(query, dense, bm25)))))
+        elif tm2c2 and alpha is None and self.alpha_rule == "flatness":
+            flatness = fz.keyword_flatness(top_units, len(self.bm25))
+            a = shown_alpha = fz.flatness_alpha(flatness, self.default_alpha)
 
         if method == "bm25":
             fused = bm25
@@ -379,19 +402,21 @@ class HybridSearcher:
             ranking = why.ranking = fz.ranked(prefer_matching_passages(self, query, fused, ranking[:k], why))
         hits = tuple(self._hit(rank, p, s, bm25.get(p), dense.get(p), why)
                      for rank, (p, s) in enumerate(ranking[:k], 1))
-        return SearchResults(query, method, fusion, shown_alpha, hits, files)
+        return SearchResults(query, method, fusion, shown_alpha, hits, files, keyword_flatness=flatness)
 
     def _candidates(self, query: str, method: str, depth: int, fill: str,
-                    qvec: Optional[np.ndarray]) -> tuple[dict[int, float], dict[int, float]]:
-        """Raw (BM25, cosine) scores of each retriever's top ``depth`` chunks by position; with
-        fill 'exact' both dicts cover the union of the two candidate lists."""
+                    qvec: Optional[np.ndarray]) -> tuple[dict[int, float], dict[int, float], np.ndarray]:
+        """Raw (BM25, cosine) scores of each retriever's top ``depth`` chunks by position (with
+        fill 'exact' both dicts cover the union of the two candidate lists), and BM25's top unit
+        scores best first (what the flatness rule reads)."""
         bm25: dict[int, float] = {}
         dense: dict[int, float] = {}
         all_bm25 = None
+        unit_scores = np.empty(0, dtype=np.float32)
         if method in ("hybrid", "bm25"):
             all_bm25 = self.bm25.scores(query)  # per keyword unit; a chunk takes its unit's score
-            units, sc = top_k_positive(all_bm25, depth)
-            for u, s in zip(units.tolist(), sc.tolist()):
+            units, unit_scores = top_k_positive(all_bm25, depth)
+            for u, s in zip(units.tolist(), unit_scores.tolist()):
                 for p in self.units.chunks_of((u,)):
                     bm25[p] = s
         if method in ("hybrid", "dense"):
@@ -406,7 +431,7 @@ class HybridSearcher:
             if only_bm25:
                 sims = cosine_scores(self.vectors[only_bm25], qvec)  # type: ignore[index]
                 dense.update(zip(only_bm25, sims.tolist()))
-        return bm25, dense
+        return bm25, dense, unit_scores
 
     def candidate_scores(self, query: str, candidates: Optional[int] = None,
                          query_vector: Optional[np.ndarray] = None) -> tuple[dict[str, float], dict[str, float]]:
@@ -414,7 +439,7 @@ class HybridSearcher:
         sees them: what a fusion weight is learned from (retrieval/alpha.py)."""
         if self.dense is None or not query or not self.keys:
             return {}, {}
-        bm25, dense = self._candidates(query, "hybrid", candidates or self.candidate_depth, "exact", query_vector)
+        bm25, dense, _ = self._candidates(query, "hybrid", candidates or self.candidate_depth, "exact", query_vector)
         return ({self.keys[p]: s for p, s in dense.items()}, {self.keys[p]: s for p, s in bm25.items()})
 
     def _hit(self, rank: int, pos: int, score: float, bm25: Optional[float], dense: Optional[float],

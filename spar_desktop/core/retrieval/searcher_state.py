@@ -23,6 +23,7 @@ import numpy as np
 
 from spar_desktop.core.retrieval.bm25_index import BM25Index
 from spar_desktop.core.retrieval.chunk_table import ChunkTable, PackedTexts, intern_all
+from spar_desktop.core.retrieval.fusion import ALPHA_RULES, DEFAULT_ALPHA_RULE
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 
 FORMAT = "spar-searcher"
@@ -88,6 +89,7 @@ def save(searcher: HybridSearcher, directory: str | Path, built_from: Optional[M
         "format": FORMAT, "version": FORMAT_VERSION, "chunks": len(t), "documents": len(doc_ids),
         "keys_digest": keys_digest(t.keys), "dim": dim, "vectors": has_vectors, "overrides": len(entries),
         "candidate_depth": searcher.candidate_depth, "default_alpha": searcher.default_alpha,
+        "alpha_rule": searcher.alpha_rule,
         "fill_missing": searcher.fill_missing, "keyword_unit": searcher.keyword_unit,
         "built_from": dict(built_from or {}),
     }
@@ -173,7 +175,17 @@ def _load(d: Path, m: dict[str, Any], encoder: Any, collection: Any, alpha_model
     return HybridSearcher.restore(
         table, bm25, vectors, encoder, overrides=overrides, collection=collection, tokenizer=bm25.tokenizer,
         candidate_depth=int(m["candidate_depth"]), default_alpha=float(m["default_alpha"]),
-        fill_missing=m["fill_missing"], alpha_model=alpha_model, keyword_unit=units.unit)
+        fill_missing=m["fill_missing"], alpha_model=alpha_model, keyword_unit=units.unit,
+        alpha_rule=_alpha_rule(m))
+
+
+def _alpha_rule(m: dict[str, Any]) -> str:
+    # States saved before the rule existed have no entry: they take today's default (a query-time
+    # choice, nothing in the saved arrays depends on it).
+    rule = m.get("alpha_rule", DEFAULT_ALPHA_RULE)
+    if rule not in ALPHA_RULES:
+        raise StateError(f"unknown alpha rule: {rule!r}")
+    return rule
 
 
 def _array(d: Path, name: str, shape: Optional[tuple[int, ...]]) -> np.ndarray:
