@@ -6,6 +6,10 @@ relations_ops on the TaskRunner. Kept out of main_window.py so each stays small.
   stale, so nothing is computed for a tab nobody looks at.
 - Loads are latest-wins (one task key): flipping methods quickly never shows an older graph.
 - Clicking a node selects its file in the file table (details follow); Open shows it in the viewer.
+- A file's neighbourhood (the file table's "Show related files in graph", the view's Neighbourhood
+  button and hops choice) is ``show_around``: relations_ops.load_neighbourhood on the runner, on
+  the graph's task key. It never builds relations from scratch: with none stored it says to click
+  Rebuild and opens the neighbourhood once that load is done.
 - The GraphView (and pyqtgraph, ~0.5 s to import) is created when the tab is first shown, so the
   window opens as fast without it.
 """
@@ -23,6 +27,7 @@ from PySide6.QtWidgets import QVBoxLayout, QWidget
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui import relations_ops as ops
 from spar_desktop.ui.progress_view import shown
+from spar_desktop.ui.relations_live import LiveRelations
 from spar_desktop.ui.tasks import TaskError, TaskHandle
 
 log = logging.getLogger(__name__)
@@ -48,10 +53,14 @@ class RelationsFeatures(QObject):
         self.page = QWidget()  # the tab; holds the GraphView once created
         self._layout = QVBoxLayout(self.page)
         self._layout.setContentsMargins(0, 0, 0, 0)
+        self.live = LiveRelations(self)  # a loaded graph follows file changes (relations_live.py)
+        self._layout.addWidget(self.live.badge)
         self._view = None
         self.stale = True
         self.handle: Optional[TaskHandle] = None
         self.loaded_for: Optional[tuple[Optional[str], str]] = None  # (workspace, method) on screen
+        # (file id, hops) asked for before any relations were built: shown once a load succeeds
+        self.pending_around: Optional[tuple[int, int]] = None
 
     @property
     def view(self):
@@ -68,6 +77,7 @@ class RelationsFeatures(QObject):
         w = self.window
         w.tabs.currentChanged.connect(lambda _i: self._maybe_load())
         w.workspaces.current_changed.connect(self._workspace_changed)
+        self.live.connect()
 
     def _connect_view(self, v) -> None:
         w = self.window
@@ -76,6 +86,7 @@ class RelationsFeatures(QObject):
         v.rebuildRequested.connect(lambda: self.reload(rebuild=True))
         v.fileActivated.connect(self._file_activated)
         v.openRequested.connect(self._open)
+        v.neighbourhoodRequested.connect(self.show_around)
         v.nodeHovered.connect(lambda title: w.statusBar().showMessage(title, 5000) if title else None)
 
     def build_action(self):
@@ -132,6 +143,11 @@ class RelationsFeatures(QObject):
         def done(payload) -> None:
             self.loaded_for = (workspace, method)
             self.view.set_payload(payload)
+            self.live.clear()  # a load brings the stored relations up to date first
+            if self.pending_around is not None:  # "Show related files" waited for this build
+                file_id, hops = self.pending_around
+                self.pending_around = None
+                self.show_around(file_id, hops)
 
         def failed(err: TaskError) -> None:
             log.info("relation graph failed: %s", err.message)
@@ -143,6 +159,54 @@ class RelationsFeatures(QObject):
             partial(ops.load_graph, self.window.library, workspace, method, rebuild=rebuild),
             title=f"Relation graph ({label}, {where})", key=TASK_KEY, on_success=done, on_failure=failed,
             on_progress=progressed, on_cancelled=lambda: self.view.set_busy("Cancelled"))
+        return self.handle
+
+    def show_around(self, file_id: int, hops: Optional[int] = None) -> TaskHandle:
+        """The Relations tab showing only ``file_id`` and the files within ``hops`` relations of it
+        (the file table's "Show related files in graph", the view's Neighbourhood button and hops
+        choice). Extraction and layout run on the runner, on the graph's task key (latest wins);
+        the stored graph is loaded first when the tab does not show it yet (another method's when
+        the chosen one was never built). With no relations built at all nothing is computed: the
+        view and the status bar say to click Rebuild, and the neighbourhood opens after it."""
+        from spar_desktop.ui.graph_view import METHODS
+
+        view = self.view
+        hops = hops or int(view.hops.currentData())
+        self.pending_around = None
+        workspace = self.scope_workspace()
+        method = view.method.currentData() or METHODS[0][0]
+        base = view.whole if self.loaded_for == (workspace, method) and not self.stale else None
+        self.stale = False  # this task loads the graph when needed: showing the tab must not start another load
+        self.window.tabs.setCurrentWidget(self.page)
+        view.set_busy(f"Finding the files related to this one within {hops} hop{'s' if hops > 1 else ''}…")
+
+        def done(result) -> None:
+            whole, around, found_in = result
+            if whole is not base:
+                if found_in != workspace:
+                    view.set_scope("index")  # the file is not in the current workspace
+                self.loaded_for = (found_in, whole.method or method)  # set_payload shows its method
+                view.set_payload(whole)
+                self.live.clear()
+            view.set_neighbourhood(around)
+
+        def failed(err: TaskError) -> None:
+            log.info("neighbourhood failed: %s", err.message)
+            message = gui_hint(err.message)
+            if isinstance(err.exception, ops.RelationsNotBuilt):
+                view.set_payload(None)
+                self.loaded_for = None
+                self.pending_around = (file_id, hops)  # Rebuild (or the next load) shows it
+                self.window.statusBar().showMessage(message, 15000)
+            view.set_busy(message)
+            if base is None:
+                self.stale = True  # the whole graph did not load: the next showing of the tab tries again
+
+        self.handle = self.window.runner.run(
+            partial(ops.load_neighbourhood, self.window.library, workspace, method, file_id, hops, base=base),
+            title="Related files", key=TASK_KEY, on_success=done, on_failure=failed,
+            on_progress=lambda p: view.set_busy(shown(p).with_percent() or "Working…"),
+            on_cancelled=lambda: view.set_busy("Cancelled"))
         return self.handle
 
     # ------------------------------------------------------------------ node actions

@@ -1,6 +1,8 @@
 """How a search hit is drawn in the workspace panel: file and page in bold, then the passage with
 the query's words highlighted, a "why" line (keyword and meaning shares of the score, learned keys
-that moved it), then where else the same content lies ("also at: …") when copies collapsed."""
+that moved it), then where else the same content lies ("also at: …") when copies collapsed.
+Results that Cover my session added from a co-occurrence cluster carry a "+ from cluster" mark
+(CLUSTER_ROLE); a file the search never reached shows its opening instead of a passage."""
 
 from __future__ import annotations
 
@@ -11,9 +13,12 @@ from PySide6.QtGui import QColor, QTextDocument
 from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QWidget
 
 from spar_desktop.core.documents.pages import page_span_label
+from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, FROM_CLUSTER
 from spar_desktop.ui.child_docs import also_at_text, container_name, member_name
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
+CLUSTER_ROLE = Qt.ItemDataRole.UserRole + 2  # True: Cover my session added this file from a cluster
+CLUSTER_MARK = (f"<span style='background:#e4f1dc; color:#2e6b1f'>&nbsp;{html.escape(FROM_CLUSTER)}&nbsp;</span>")
 SNIPPET_CHARS = 220
 MARK = "<span style='background:#fff3b0'><b>"
 UNMARK = "</b></span>"
@@ -75,14 +80,16 @@ def why_html(hit) -> str:
     return f"<span style='color:#6a7180'>{' · '.join(parts)}</span>" if parts else ""
 
 
-def hit_html(hit, snippet: str) -> str:
+def hit_html(hit, snippet: str, from_cluster: bool = False) -> str:
     """'<b>audit.pdf</b> in Reports.zip · p. 3', the passage (``snippet``: HTML, see
-    highlighted_snippet), the why line, and 'also at: …' for copies."""
-    pages = page_span_label(hit.path, hit.page_start, hit.page_end)
+    highlighted_snippet), the why line, and 'also at: …' for copies; ``from_cluster`` puts the
+    "+ from cluster" mark first."""
+    # a file-level result (no chunk) shows the file's opening
+    pages = page_span_label(hit.path, hit.page_start, hit.page_end) if hit.chunk_id else "start of the file"
     missing = " <span style='color:#b3261e'>(missing)</span>" if hit.file_missing else ""
     container = container_name(hit.path)
     inside = f" <span style='color:#6a7180'>in {html.escape(container)}</span>" if container else ""
-    text = (f"<b>{html.escape(member_name(hit.path))}</b>{inside}{missing}"
+    text = (f"{CLUSTER_MARK + ' ' if from_cluster else ''}<b>{html.escape(member_name(hit.path))}</b>{inside}{missing}"
             f" <span style='color:#6a7180'>· {html.escape(pages)}</span>"
             f"<br><span style='color:#3b4150'>{snippet}</span>")
     why = why_html(hit)
@@ -94,9 +101,12 @@ def hit_html(hit, snippet: str) -> str:
     return text
 
 
-def hit_tooltip(hit, listed: int = 20) -> str:
-    why = "\n".join(hit_explanation(hit).lines())
+def hit_tooltip(hit, listed: int = 20, from_cluster: bool = False) -> str:
+    why = "\n".join(hit_explanation(hit).lines()) if hit.chunk_id else "The opening of the file (no passage matched)"
     text = f"{hit.path}\n{why}\n\n{' '.join(hit.text.split())[:600]}"
+    if from_cluster:
+        text = (f"{FROM_CLUSTER}: {EXPANSION_LABEL} added this file — it is usually used together with the top "
+                f"results.\n{text}")
     also_at = getattr(hit, "also_at", ())
     if also_at:
         more = f"\n… and {len(also_at) - listed:,} more" if len(also_at) > listed else ""
@@ -109,11 +119,11 @@ class HitDelegate(QStyledItemDelegate):
 
     PAD = 6
 
-    def _doc(self, option, hit, width: int) -> QTextDocument:
+    def _doc(self, option, hit, width: int, from_cluster: bool = False) -> QTextDocument:
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
         doc.setDocumentMargin(0)
-        doc.setHtml(hit_html(hit, highlighted_snippet(hit.text, getattr(hit, "matched", ()))))
+        doc.setHtml(hit_html(hit, highlighted_snippet(hit.text, getattr(hit, "matched", ())), from_cluster))
         doc.setTextWidth(max(60, width - 2 * self.PAD))
         return doc
 
@@ -128,7 +138,7 @@ class HitDelegate(QStyledItemDelegate):
             painter.fillRect(option.rect, QColor("#dbe7fb"))
         painter.setPen(QColor("#e3e5e9"))
         painter.drawLine(option.rect.bottomLeft(), option.rect.bottomRight())
-        doc = self._doc(option, hit, option.rect.width())
+        doc = self._doc(option, hit, option.rect.width(), bool(index.data(CLUSTER_ROLE)))
         painter.translate(option.rect.left() + self.PAD, option.rect.top() + self.PAD)
         doc.drawContents(painter, QRectF(0, 0, doc.textWidth(), doc.size().height()))
         painter.restore()
@@ -139,5 +149,5 @@ class HitDelegate(QStyledItemDelegate):
             return super().sizeHint(option, index)
         view = self.parent()
         width = view.viewport().width() if isinstance(view, QWidget) else 300
-        doc = self._doc(option, hit, width)
+        doc = self._doc(option, hit, width, bool(index.data(CLUSTER_ROLE)))
         return QSize(width, int(doc.size().height()) + 2 * self.PAD)

@@ -1,14 +1,19 @@
 """The relation graph: documents as nodes, relation strengths as edge weights; Louvain
 communities; GEXF / GraphML export for Gephi.
 
-Node attributes: path, title, folder, tags, cluster, community, file_id (-1 outside the library),
-plus x/y once laid out.
+Node attributes: label, path, title, folder, tags, cluster, community, file_id (-1 outside the
+library), plus x/y once laid out; edge attribute: weight; graph attributes: name, method.
 GEXF carries positions and a community colour in its ``viz`` namespace, so Gephi opens the file
 looking like the app's view; GraphML has no viz namespace, so x/y are plain attributes.
+Both read back in networkx with the same nodes, edges, attribute names, types and values
+(tests/core/relations/test_graph_export.py), except what XML 1.0 cannot hold: control characters
+and unpaired surrogates (a file name that is not valid UTF-8) become U+FFFD. GEXF has no graph
+attributes besides ``name`` (so ``method`` is only in GraphML) and adds an ``id`` to every edge.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
 
@@ -19,6 +24,9 @@ from spar_desktop.core.relations.documents import DocSet
 
 FORMATS = ("gexf", "graphml")
 COMMUNITY_SEED = 42
+# What XML 1.0 cannot carry: C0 controls but tab, newline and carriage return; U+FFFE/U+FFFF;
+# unpaired surrogates (os.fsdecode's stand-ins for undecodable bytes in file names).
+XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 
 
 def undirected(R: sparse.spmatrix, combine: str = "sum") -> sparse.csr_matrix:
@@ -60,7 +68,7 @@ def build_graph(docs: DocSet, edges: np.ndarray, weights: np.ndarray, *,
     Gephi show what has no relation yet). Node keys are the DocSet ids."""
     import networkx as nx
 
-    G = nx.Graph(method=method)
+    G = nx.Graph(name=f"SPAR relations ({method})" if method else "SPAR relations", method=method)
     for i, doc_id in enumerate(docs.ids):
         meta = docs.meta[i] if docs.meta else {}
         G.add_node(doc_id, label=docs.titles[i] or doc_id, title=docs.titles[i] or "",
@@ -103,6 +111,27 @@ def palette(k: int) -> tuple[int, int, int]:
     return int(r * 255), int(g * 255), int(b * 255)
 
 
+def xml_safe(value: Any) -> Any:
+    """``value`` with what XML 1.0 cannot hold replaced by U+FFFD (strings only)."""
+    return XML_INVALID.sub("\ufffd", value) if isinstance(value, str) else value
+
+
+def _exportable(G: Any) -> Any:
+    """A copy both writers accept and both readers give back as is: string ids and values made
+    XML-safe; None (neither format has a null) and non-scalar values left out."""
+    import networkx as nx
+
+    def clean(data: Mapping) -> dict:
+        return {xml_safe(k): xml_safe(v) for k, v in data.items()
+                if isinstance(v, (str, bool, int, float)) and not isinstance(v, complex)}
+
+    H = nx.Graph()
+    H.graph.update(clean(G.graph))
+    H.add_nodes_from((xml_safe(n), clean(d)) for n, d in G.nodes(data=True))
+    H.add_edges_from((xml_safe(a), xml_safe(b), clean(d)) for a, b, d in G.edges(data=True))
+    return H
+
+
 def export_graph(G: Any, out: str | Path, fmt: Optional[str] = None) -> Path:
     """Write GEXF or GraphML (format from ``fmt`` or the file suffix)."""
     import networkx as nx
@@ -111,12 +140,7 @@ def export_graph(G: Any, out: str | Path, fmt: Optional[str] = None) -> Path:
     fmt = (fmt or out.suffix.lstrip(".")).lower()
     if fmt not in FORMATS:
         raise ValueError(f"unknown graph format '{fmt}': use one of {', '.join(FORMATS)}")
-    H = G.copy()
-    H.graph = {k: v for k, v in G.graph.items() if isinstance(v, (str, int, float, bool))}
-    for _, data in H.nodes(data=True):
-        for key, value in list(data.items()):
-            if value is None:
-                data[key] = ""  # neither format has a null
+    H = _exportable(G)
     out.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "gexf":
         for _, data in H.nodes(data=True):

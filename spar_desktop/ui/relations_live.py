@@ -1,0 +1,129 @@
+"""A live relation graph: when a scan (or a watched folder's rescan, or a workspace update) changes
+files, the Relations tab's graph is brought up to date in the background.
+
+- The library reports changed files (LibraryController.files_changed; WorkspaceController's
+  build_finished for workspace scopes). Once a graph has been loaded, a quick check (stored
+  fingerprints against the index, no matrix read) counts what changed in the scope and method the
+  tab shows; when something did, a badge says "Out of date — N files changed", and an update starts.
+- The update is relations_ops.update_graph: incremental for EDR-MQ (core/relations/incremental.py),
+  at low priority, cancellable in the task list, and latest-wins on the graph's own task key, so a
+  newer scan, a method switch or Rebuild replaces it. The old graph stays on screen meanwhile; the
+  new one replaces it and the badge goes.
+- A graph never loaded is left alone: its first load brings the stored relations up to date.
+"""
+
+from __future__ import annotations
+
+import logging
+from functools import partial
+from typing import Any, Optional
+
+from PySide6.QtCore import QObject, Signal
+from PySide6.QtWidgets import QLabel
+
+from spar_desktop.core.progress import Progress
+from spar_desktop.ui import relations_ops as ops
+from spar_desktop.ui.progress_view import shown
+from spar_desktop.ui.tasks import TaskError, TaskHandle
+
+log = logging.getLogger(__name__)
+CHECK_KEY = "relations-check"
+STALE_STYLE = "background:#fff3cd; color:#6b4e00; border:1px solid #e6cf8a; border-radius:3px; padding:3px 6px;"
+BUSY_STYLE = "background:#e3ecfb; color:#1f3f7a; border:1px solid #b7c9ee; border-radius:3px; padding:3px 6px;"
+
+
+def files_changed_text(n: int) -> str:
+    return f"{n:,} file{'s' if n != 1 else ''} changed"
+
+
+class LiveRelations(QObject):
+    badge_changed = Signal(str)  # the badge's text, '' when it is hidden
+
+    def __init__(self, features: Any) -> None:
+        super().__init__(features)
+        self.features = features  # relations_wiring.RelationsFeatures
+        self.badge = QLabel()
+        self.badge.setObjectName("relationsBadge")
+        self.badge.setWordWrap(True)
+        self.badge.hide()
+        self.handle: Optional[TaskHandle] = None
+
+    def connect(self) -> None:
+        w = self.features.window
+        w.controller.files_changed.connect(lambda _summary: self.files_changed())
+        w.workspaces.build_finished.connect(lambda _name, summary: self.files_changed() if summary else None)
+
+    # ------------------------------------------------------------------ badge
+    def _show(self, text: str, busy: bool) -> None:
+        self.badge.setStyleSheet(BUSY_STYLE if busy else STALE_STYLE)
+        self.badge.setText(text)
+        self.badge.show()
+        self.badge_changed.emit(text)
+
+    def clear(self) -> None:
+        if self.badge.isVisible() or self.badge.text():
+            self.badge.hide()
+            self.badge.setText("")
+            self.badge_changed.emit("")
+
+    # ------------------------------------------------------------------ checking and updating
+    def selected(self) -> tuple[Optional[str], str]:
+        """(workspace, method) the tab shows or is loading: the user's current choice."""
+        from spar_desktop.ui.graph_view import METHODS
+
+        f = self.features
+        return f.scope_workspace(), f.view.method.currentData() or METHODS[0][0]
+
+    def files_changed(self) -> None:
+        f = self.features
+        if f.loaded_for is None:
+            return  # no graph loaded yet: its first load updates the stored relations
+        workspace, method = target = self.selected()
+        f.window.runner.run(partial(ops.count_changes, f.window.library, workspace, method),
+                            title="Checking the relations", key=CHECK_KEY, visible=False,
+                            on_success=lambda n: self._counted(target, n),
+                            on_failure=lambda err: log.info("relations check failed: %s", err.message))
+
+    def _counted(self, target: tuple[Optional[str], str], n: Optional[int]) -> None:
+        if not n or self.selected() != target:
+            return  # nothing stored, nothing changed, or the user chose another graph meanwhile
+        self._show(f"Out of date — {files_changed_text(n)}", busy=False)
+        # On the graph's own task key: it replaces a load of the same graph that may have
+        # started before the scan committed (and a later load or Rebuild replaces it).
+        self.start_update(*target, n)
+
+    def start_update(self, workspace: Optional[str], method: str, n: int) -> TaskHandle:
+        from spar_desktop.ui.graph_view import METHODS
+        from spar_desktop.ui.relations_wiring import TASK_KEY, gui_hint
+
+        f = self.features
+        label = dict(METHODS).get(method, method)
+        where = f"“{workspace}”" if workspace else "the whole index"
+        changed = files_changed_text(n)
+        self._show(f"Updating relations… {changed}", busy=True)
+
+        def progressed(p: Progress) -> None:
+            view = shown(p)
+            self._show(f"Updating relations… {changed} — {view.with_percent() or 'working'}", busy=True)
+
+        def done(payload) -> None:
+            if self.selected() == (workspace, method):
+                f.loaded_for, f.stale = (workspace, method), False
+                f.view.set_payload(payload)
+            self.clear()
+
+        def failed(err: TaskError) -> None:
+            log.info("relations update failed: %s", err.message)
+            self._show(f"Out of date — {changed}; the update failed: {gui_hint(err.message)}", busy=False)
+            f.stale = True  # the next load tries again
+
+        def cancelled() -> None:
+            self._show(f"Out of date — {changed} (update cancelled: Rebuild, or reopen the tab, to update)",
+                       busy=False)
+            f.stale = True
+
+        self.handle = f.window.runner.run(
+            partial(ops.update_graph, f.window.library, workspace, method),
+            title=f"Updating relations ({label}, {where})", key=TASK_KEY, on_success=done, on_failure=failed,
+            on_progress=progressed, on_cancelled=cancelled)
+        return self.handle
