@@ -82,13 +82,27 @@ def time_edrmq(n_docs: int = 5183, n_queries: int = 1000, repeats: int = 7) -> d
     sets and incremental updates use), whose one-off cost is reported separately."""
     from spar_desktop.core.relations.neighbors import doc_neighbors
 
+    from spar_desktop.core.relations.evaluation import read_jsonl_corpus
+    from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
+    from spar_desktop.core.relations.synthetic import salient_sentences
+
     D, Q = synthetic_vectors(n_docs, n_queries)
     t = time.perf_counter()
     nb = doc_neighbors(D)
     index_s = time.perf_counter() - t
+    # The hybrid (app default) needs real text for its lexical side: SciFact's 5,183 abstracts and
+    # 1,000 of their salient sentences as queries; the vectors stay the synthetic ones above.
+    texts = [r.full_text for r in read_jsonl_corpus(shared_data("scifact") / "corpus.jsonl")][:n_docs]
+    queries = [s for per in salient_sentences(texts[:n_queries], per_doc=1) for s in per][:n_queries]
+    queries += texts[: n_queries - len(queries)]
+    t = time.perf_counter()
+    lex = LexicalIndex.fit(texts)
+    lexical_fit_s = time.perf_counter() - t
     runs = {"plain": lambda: plain_numpy_edrmq(D, Q),
             "ours": lambda: accumulate_dense(D, Q, EdrmqParams(k1=5, k2=5)).matrix(),
-            "ours_indexed": lambda: accumulate_dense(D, Q, EdrmqParams(k1=5, k2=5), neighbors=nb).matrix()}
+            "ours_indexed": lambda: accumulate_dense(D, Q, EdrmqParams(k1=5, k2=5), neighbors=nb).matrix(),
+            "hybrid": lambda: accumulate_hybrid(lex, queries, EdrmqParams(), EdrmqParams.alpha, D, Q).matrix(),
+            "words_only": lambda: accumulate_hybrid(lex, queries, EdrmqParams(), 0.0).matrix()}
     walls: dict[str, list[float]] = {k: [] for k in runs}
     cpus: dict[str, list[float]] = {k: [] for k in runs}
     results = {k: f() for k, f in runs.items()}  # warm-up (allocator, BLAS threads)
@@ -103,10 +117,12 @@ def time_edrmq(n_docs: int = 5183, n_queries: int = 1000, repeats: int = 7) -> d
         return {"min": round(min(v), 4), "median": round(float(np.median(v)), 4)}
 
     out = {"docs": n_docs, "queries": n_queries, "k1": 5, "k2": 5, "repeats": repeats, "target_s": 0.5,
-           "neighbor_index_once_s": round(index_s, 3)}
+           "neighbor_index_once_s": round(index_s, 3), "lexical_index_once_s": round(lexical_fit_s, 3)}
     for name in runs:
         out[f"{name}_wall_s"] = stats(walls[name])
         out[f"{name}_cpu_s"] = stats(cpus[name])
+    for name in ("hybrid", "words_only"):
+        out[f"ratio_{name}_over_ours_cpu_min"] = round(min(cpus[name]) / min(cpus["ours"]), 3)
     for name in ("ours", "ours_indexed"):
         out[f"ratio_{name}_over_plain_wall_median"] = round(float(np.median(walls[name]) / np.median(walls["plain"])), 3)
         out[f"ratio_{name}_over_plain_cpu_min"] = round(min(cpus[name]) / min(cpus["plain"]), 3)
@@ -262,53 +278,91 @@ def dense_top_k(D: np.ndarray, k: int = 25) -> sparse.csr_matrix:
     return sparse.coo_matrix((sims.astype(np.float64), (rows, nb.ravel())), shape=(D.shape[0],) * 2).tocsr()
 
 
+EDRMQ_VARIANTS = (("dense", 1.0), ("hybrid", EdrmqParams.alpha), ("words", 0.0))  # (name, dense weight α)
+APP_DEFAULT = "edrmq_hybrid_synthetic"  # what the app builds with no query log: hybrid, synthetic queries
+
+
+def with_cis(out: dict, hits: dict[str, np.ndarray], base: str = "tfidf_top25") -> None:
+    """Precision@E with a 95% bootstrap CI over the true pairs, and each method's paired difference
+    to the TF-IDF baseline (same resampled pairs for both): evaluation.true_pair_hits."""
+    from spar_desktop.core.relations.session_metrics import bootstrap_ci, paired_bootstrap_ci
+
+    for name, h in hits.items():
+        out[name]["precision_ci95"] = [round(x, 4) for x in bootstrap_ci(h.astype(float))]
+        if name != base and base in hits:
+            out[name]["minus_tfidf"] = round(float(h.mean() - hits[base].mean()), 4)
+            out[name]["minus_tfidf_ci95"] = [round(x, 4) for x in paired_bootstrap_ci(hits[base].astype(float),
+                                                                                        h.astype(float))]
+
+
 def relation_suite(docs, pairs: set, encoder, data_dir: str, extra_queries: dict[str, list[str]] | None = None) -> dict:
-    """EDR-MQ (synthetic, plus any extra query sets), TF-IDF top-25, dense top-25, co-occurrence
-    clusters — each scored against the same true pairs."""
+    """EDR-MQ (dense, hybrid, words only; synthetic queries as the app draws them, plus any extra
+    query sets), TF-IDF top-25, dense top-25, co-occurrence clusters — each scored against the same
+    true pairs, with CIs."""
     from spar_desktop.core.relations.clusters import cluster_sequences
     from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors, question_sequences
-    from spar_desktop.core.relations.evaluation import cluster_pair_stats, edge_precision
+    from spar_desktop.core.relations.evaluation import cluster_pair_stats, edge_precision, true_pair_hits
+    from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
     from spar_desktop.core.relations.synthetic import synthetic_queries
     from spar_desktop.core.relations.tfidf import tfidf_top_k
 
     D = docs.vectors
     out: dict = {"documents": len(docs), "true_pairs": len(pairs),
-                 "random_precision": round(len(pairs) / (len(docs) * (len(docs) - 1) / 2), 7)}
+                 "random_precision": round(len(pairs) / (len(docs) * (len(docs) - 1) / 2), 7),
+                 "app_default": APP_DEFAULT}
+    hits: dict[str, np.ndarray] = {}
     t = time.perf_counter()
-    sq = synthetic_queries(docs.titles, docs.texts, per_doc=1)
+    sq = synthetic_queries(docs.titles, docs.texts)  # the app's defaults
     out["synthetic_queries"] = {"total": len(sq), "titles": sum(q.kind == "title" for q in sq),
                                 "sentences": sum(q.kind == "sentence" for q in sq),
                                 "seconds": round(time.perf_counter() - t, 1)}
-    SV = encoder.encode([q.text for q in sq])
-    sets = {"edrmq_synthetic": SV}
+    synthetic = [q.text for q in sq]
+    sets = {"synthetic": synthetic}
     for name, texts in (extra_queries or {}).items():
+        sets[name] = list(texts)
+        sets[f"{name}+synthetic"] = list(texts) + synthetic
+    t = time.perf_counter()
+    lex = LexicalIndex.fit(docs.texts)
+    out["lexical_index_s"] = round(time.perf_counter() - t, 2)
+    for set_name, texts in sets.items():
         V = encoder.encode(texts)
-        sets[f"edrmq_{name}"] = V
-        sets[f"edrmq_{name}+synthetic"] = np.vstack([V, SV])
-    for name, V in sets.items():
-        t = time.perf_counter()
-        R = accumulate_dense(D, V, EdrmqParams()).matrix()
-        res = edge_precision(R, pairs, combine="sum")
-        res.update(queries=int(V.shape[0]), build_s=round(time.perf_counter() - t, 2))
-        out[name] = res
-        log(name, res)
+        for variant, alpha in EDRMQ_VARIANTS:
+            name = f"edrmq_{variant}_{set_name}"
+            t = time.perf_counter()
+            if variant == "dense":
+                R = accumulate_dense(D, V, EdrmqParams()).matrix()
+            else:
+                R = accumulate_hybrid(lex, texts, EdrmqParams(alpha=alpha), alpha, D, V).matrix()
+            res = edge_precision(R, pairs, combine="sum")
+            res.update(queries=len(texts), dense_weight=alpha, build_s=round(time.perf_counter() - t, 2))
+            hits[name] = true_pair_hits(R, pairs, combine="sum")
+            out[name] = res
+            log(name, res)
     t = time.perf_counter()
     Rt = tfidf_top_k(docs.texts)
     out["tfidf_top25"] = {**edge_precision(Rt, pairs, combine="max"), "build_s": round(time.perf_counter() - t, 2)}
+    hits["tfidf_top25"] = true_pair_hits(Rt, pairs, combine="max")
     log("tfidf", out["tfidf_top25"])
-    out["dense_top25"] = edge_precision(dense_top_k(D), pairs, combine="max")
+    Rd = dense_top_k(D)
+    out["dense_top25"] = edge_precision(Rd, pairs, combine="max")
+    hits["dense_top25"] = true_pair_hits(Rd, pairs, combine="max")
     log("dense", out["dense_top25"])
     # co-occurrence clusters without any ground truth: walks + question-driven paths
     t = time.perf_counter()
+    SV = encoder.encode(synthetic)
     sentences = [i for i, q in enumerate(sq) if q.kind == "sentence"]
     retrieved = np.vstack([top_k_rows(SV[sentences[i:i + 1024]] @ D.T, 4)[0] for i in range(0, len(sentences), 1024)])
     questions = question_sequences([sq[i].doc_index for i in sentences], retrieved, 3)
     seqs = build_sequences(len(docs), neighbors=nearest_neighbors(D, 10), questions=questions)
     clusters = cluster_sequences(seqs, len(docs))
+    Rc = clusters.relation_matrix()
     out["cooc_clusters"] = {**cluster_pair_stats(clusters.labels, pairs), "sequences": len(seqs),
-                            "top_e_by_cooc_cosine": edge_precision(clusters.relation_matrix(), pairs, combine="max"),
+                            "top_e_by_cooc_cosine": edge_precision(Rc, pairs, combine="max"),
                             "build_s": round(time.perf_counter() - t, 1)}
+    hits["cooc_top_e"] = true_pair_hits(Rc, pairs, combine="max")
+    out["cooc_top_e"] = dict(out["cooc_clusters"]["top_e_by_cooc_cosine"])
     log("cooc", out["cooc_clusters"])
+    with_cis(out, hits)
     return out
 
 
@@ -332,7 +386,7 @@ def run_newsgroups(data_dir: str, limit: int | None = None) -> dict:
     return out
 
 
-def run_scifact(data_dir: str) -> dict:
+def run_scifact(data_dir: str, with_sessions: bool = False) -> dict:
     from spar_desktop.core.embedding.encoder import get_encoder
     from spar_desktop.core.eval.beir import load_beir
     from spar_desktop.core.relations.beir_sessions import evaluate_beir_sessions
@@ -348,6 +402,8 @@ def run_scifact(data_dir: str) -> dict:
     out = relation_suite(docs, pairs, encoder, data_dir, {"claims": claims})
     out["note"] = ("edrmq_claims uses the 809 train claims as the query log (the EDR-MQ paper's setting); the "
                    "claims are also what defines the true pairs, so it shows what a real query log contributes")
+    if not with_sessions:  # benchmarks/relations_sessions.py measures sessions on SciFact and NFCorpus
+        return out
     sessions = {}
     for holdout in (0.0, 0.5):
         report, extras = evaluate_beir_sessions(folder, "train", data_dir, holdout=holdout, encoder=encoder)

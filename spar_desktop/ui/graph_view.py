@@ -28,7 +28,7 @@ from spar_desktop.core.relations.payload import GROUPINGS, GraphPayload
 from spar_desktop.ui.graph_items import EdgeLayer, NodeLayer, pixel_size, view_rect
 from spar_desktop.ui.small_widgets import ElidedLabel
 
-METHODS = (("edrmq", "EDR-MQ"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
+METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
 SCOPES = (("workspace", "Current workspace"), ("index", "Whole index"))
 COLOR_BY = (("community", "Community"), ("cluster", "Cluster"), ("tag", "Tag"))
 NODE_SIZE = 7
@@ -79,6 +79,10 @@ class GraphView(QWidget):
     # -- construction ----------------------------------------------------------------------------
     def _build_controls(self) -> None:
         self.method = self._combo(METHODS)
+        self.method.setToolTip("EDR-MQ (words + meaning): documents related through the queries that retrieve them "
+                               "together, retrieval scoring shared words and meaning (the default; it beats a plain "
+                               "TF-IDF graph on reply threads). Co-occurrence: clusters of documents used together. "
+                               "TF-IDF: the plain shared-words baseline.")
         self.scope = self._combo(SCOPES)
         self.color_by = self._combo(COLOR_BY)
         self.search = QLineEdit()

@@ -16,7 +16,7 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.relations.payload import GraphPayload
 from spar_desktop.core.relations.scope import RelationsError
 
-METHOD_LABELS = (("edrmq", "EDR-MQ"), ("cooc", "co-occurrence"), ("tfidf", "TF-IDF"))
+METHOD_LABELS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "co-occurrence"), ("tfidf", "TF-IDF"))
 
 LAYOUT_ITERATIONS = 100
 TOP_PER_NODE = 10  # each document keeps its 10 strongest relations: readable, and bounded at 5k nodes

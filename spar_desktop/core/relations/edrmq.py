@@ -42,6 +42,7 @@ class EdrmqParams:
     exclude_self: bool = True
     batch_size: int = 512  # queries per matrix product: 512·k1 rows × n docs of float32 (~50 MB at 5k docs)
     condition_words: int = 64  # BM25: words of z_i's text put in front of x
+    alpha: float = 0.3  # hybrid: weight of the dense side (0 = lexical only, no encoder needed); see hybrid.py
 
     def to_json(self) -> dict:
         return dict(self.__dict__)

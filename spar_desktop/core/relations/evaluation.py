@@ -104,6 +104,21 @@ def edge_precision(R: sparse.spmatrix, true_pairs: set[Pair], e: Optional[int] =
             "graph_recall": round(in_graph / len(true_pairs), 4) if true_pairs else 0.0}
 
 
+def true_pair_hits(R: sparse.spmatrix, true_pairs: set[Pair], e: Optional[int] = None,
+                   combine: str = "sum") -> np.ndarray:
+    """Per true pair (in sorted order), whether it is among the e strongest pairs of R. With
+    e = |true pairs| the mean is edge_precision's precision, and methods compared on the same true
+    pairs give paired samples: bootstrapping the true pairs yields CIs of each precision and of
+    the difference between two methods (the relations one would hope to find, resampled)."""
+    from spar_desktop.core.relations.graph import undirected
+
+    e = len(true_pairs) if e is None else e
+    coo = sparse.triu(undirected(R, combine), k=1).tocoo()
+    order = np.lexsort((coo.col, coo.row, -coo.data))[:e]
+    top = set(zip(coo.row[order].tolist(), coo.col[order].tolist()))
+    return np.array([p in top for p in sorted(true_pairs)], dtype=bool)
+
+
 def cluster_pair_stats(labels: np.ndarray, true_pairs: set[Pair]) -> dict[str, float]:
     sizes = np.bincount(labels)
     same = int((sizes * (sizes - 1) // 2).sum())

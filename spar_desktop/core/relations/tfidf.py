@@ -14,15 +14,20 @@ from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, 
 TOP_K = 25
 
 
-def tfidf_matrix(texts: Sequence[str]) -> sparse.csr_matrix:
+def tfidf_vectorizer(n_docs: int):
     """Rows L2-normalised (TfidfVectorizer's default), so a row product is a cosine. Terms in a
     single document cannot link two documents and terms in over half of them carry no topic, so
     both are dropped (this also keeps the vocabulary small on 10k+ documents)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.feature_extraction.text import TfidfVectorizer  # deferred: sklearn loads in ~1 s
 
+    return TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2 if n_docs >= 20 else 1,
+                           max_df=0.5 if n_docs >= 20 else 1.0, dtype=np.float32)
+
+
+def tfidf_matrix(texts: Sequence[str]) -> sparse.csr_matrix:
+    """The documents' TF-IDF rows (see tfidf_vectorizer)."""
     n = len(texts)
-    vec = TfidfVectorizer(sublinear_tf=True, stop_words="english", min_df=2 if n >= 20 else 1,
-                          max_df=0.5 if n >= 20 else 1.0, dtype=np.float32)
+    vec = tfidf_vectorizer(n)
     try:
         return vec.fit_transform(texts).tocsr()
     except ValueError:  # nothing left after stop words: no document shares a term
