@@ -24,7 +24,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--workspace", metavar="W", help="only this workspace's files (default: the whole index)")
     b.add_argument("--queries", metavar="FILE", help="extra queries: one per line, or JSON lines with 'text'")
     b.add_argument("--method", choices=METHODS, default="edrmq")
-    b.add_argument("--retriever", choices=("dense", "bm25"), default="dense", help="EDR-MQ retriever")
+    b.add_argument("--retriever", choices=("hybrid", "dense", "bm25"), default="hybrid",
+                   help="EDR-MQ retriever: hybrid (words + meaning, the default), dense, or bm25")
+    b.add_argument("--alpha", type=float, default=None,
+                   help="hybrid: weight of the dense side, 0..1 (default 0.3; 0 = words only: no embedding model needed)")
     b.add_argument("--k1", type=int, default=5, help="EDR-MQ first-stage documents per query")
     b.add_argument("--k2", type=int, default=5, help="EDR-MQ second-stage documents per (document, query)")
     b.add_argument("--temperature", type=float, default=0.05, help="EDR-MQ softmax temperature (dense)")
@@ -52,6 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     x.add_argument("--top", type=int, default=10, help="keep each document's N strongest relations (0: all)")
     x.add_argument("--no-layout", action="store_true", help="skip the ForceAtlas2 layout")
     x.add_argument("--iterations", type=int, default=100, help="ForceAtlas2 iterations")
+    x.add_argument("--around", metavar="FILE", help="only FILE (a path in the index, or a file id) and the files "
+                   "within --hops relations of it, laid out on their own")
+    x.add_argument("--hops", type=int, choices=(1, 2, 3), default=1, help="with --around: how many relations away "
+                   "(default 1)")
     x.set_defaults(func=run_export)
 
     s = rsub.add_parser("search", help="workspace search with co-occurrence cluster expansion (needs a cooc build)")
@@ -139,6 +146,9 @@ def run_build(args) -> int:
         raise CommandError("--k1 and --k2 must be at least 1")
     if args.temperature <= 0:
         raise CommandError("--temperature must be positive")
+    alpha = EdrmqParams.alpha if args.alpha is None else args.alpha
+    if not 0.0 <= alpha <= 1.0:
+        raise CommandError("--alpha must be between 0 and 1")
     queries = read_queries_file(args.queries) if args.queries else []
     lib = open_library(args)
     question_fn = None
@@ -152,7 +162,8 @@ def run_build(args) -> int:
         report = build_relations(lib, workspace=args.workspace, method=args.method, queries=queries,
                                  question_fn=question_fn,
                                  synthetic=not args.no_synthetic, retriever=args.retriever,
-                                 params=EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature),
+                                 params=EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature,
+                                                    alpha=alpha),
                                  incremental=not args.full, progress=progress, cancel=cancel)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
@@ -198,11 +209,20 @@ def run_export(args) -> int:
         raise CommandError("give --format gexf|graphml or an OUT ending in .gexf / .graphml")
     if args.top < 0 or args.iterations < 1:
         raise CommandError("--top must be >= 0 and --iterations >= 1")
+    options = dict(workspace=args.workspace, method=args.method, top_per_node=args.top or None,
+                   layout=not args.no_layout, iterations=args.iterations)
     with _cancellable("graph") as (progress, cancel):
-        out = export_relations(open_library(args), args.out, fmt, workspace=args.workspace, method=args.method,
-                               top_per_node=args.top or None, layout=not args.no_layout,
-                               iterations=args.iterations, progress=progress, cancel=cancel)
-    print(f"wrote {printable(out)}")
+        if args.around:
+            from spar_desktop.core.relations.graph import export_graph
+            from spar_desktop.core.relations.neighbourhood import stored_neighbourhood_graph
+
+            G = stored_neighbourhood_graph(open_library(args), args.around, args.hops, progress=progress,
+                                           cancel=cancel, **options)
+            out = export_graph(G, args.out, fmt)
+        else:
+            out = export_relations(open_library(args), args.out, fmt, progress=progress, cancel=cancel, **options)
+    print(f"wrote {printable(out)}" + (f" ({G.number_of_nodes()} files within {args.hops} hop"
+                                       f"{'s' if args.hops > 1 else ''} of {printable(args.around)})" if args.around else ""))
     return 0
 
 
