@@ -9,6 +9,7 @@ import sys
 from typing import Optional, Sequence
 
 from spar_desktop import __version__
+from spar_desktop.commands.common import CommandError  # noqa: F401  (also its old import path)
 from spar_desktop.core.config import SettingsError
 from spar_desktop.core.migrations import IndexTooNewError, MigrationError
 
@@ -27,14 +28,6 @@ COMMAND_MODULES = [
     "spar_desktop.commands.relations_cmd",
     "spar_desktop.commands.memory_cmd",
 ]
-
-
-class CommandError(Exception):
-    """A user-facing failure: printed as 'spar: error: ...' with a non-zero exit code."""
-
-    def __init__(self, message: str, exit_code: int = 1) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -14,7 +14,7 @@ import json
 import signal
 import sys
 
-from spar_desktop.commands.common import settings_from_args
+from spar_desktop.commands.common import CommandError, settings_from_args
 from spar_desktop.commands.terminal import printable, terminal_writer
 
 
@@ -45,7 +45,6 @@ def _sources(result) -> list[str]:
 
 
 def run_ask(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.chat.client import STALL_TIMEOUT, Ollama
     from spar_desktop.core.chat.session import ChatSession
     from spar_desktop.core.chat.threads import ThreadError, ThreadStore

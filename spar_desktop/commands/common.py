@@ -1,14 +1,42 @@
-"""Helpers shared by CLI commands: settings from flags, opening the library, stderr progress."""
+"""Helpers shared by CLI commands: the user-facing error, date arguments, settings from flags,
+opening the library, stderr progress."""
 
 from __future__ import annotations
 
 import argparse
+import calendar
 import sys
 import time
+from datetime import date
 
-from spar_desktop.core.config import Settings, load_settings
 from spar_desktop.commands.terminal import printable
+from spar_desktop.core.config import Settings, load_settings
 from spar_desktop.core.progress import Progress
+
+
+class CommandError(Exception):
+    """A user-facing failure: printed as 'spar: error: ...' with a non-zero exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def parse_day(text: str, end: bool = False) -> date:
+    """YYYY, YYYY-MM or YYYY-MM-DD; with end=True a partial date means its last day."""
+    parts = text.strip().split("-")
+    try:
+        nums = [int(p) for p in parts]
+        if len(nums) == 1:
+            return date(nums[0], 12, 31) if end else date(nums[0], 1, 1)
+        if len(nums) == 2:
+            last = calendar.monthrange(nums[0], nums[1])[1]
+            return date(nums[0], nums[1], last if end else 1)
+        if len(nums) == 3:
+            return date(*nums)
+    except ValueError:
+        pass
+    raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
 
 
 def settings_from_args(args: argparse.Namespace) -> Settings:

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from spar_desktop.commands.common import CommandError
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -47,7 +49,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.eval.beir import BeirError, load_beir
     from spar_desktop.core.eval.runner import build_searcher, chunker_config_from, evaluate_searcher
@@ -81,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         searcher, info = build_searcher(
             dataset, settings.data_dir, dense=args.method != "bm25",
-            device=args.device or settings.embedding_device, config=chunker_config_from(settings),
+            device=args.device or settings.embedding_device, runtime=settings.embed_runtime,
+            config=chunker_config_from(settings),
             keyword_unit=args.keyword_unit or DEFAULT_KEYWORD_UNIT, progress=progress,
         )
         report = evaluate_searcher(searcher, dataset, info, method=args.method, alpha=args.alpha,
@@ -99,7 +101,9 @@ def _run_naive(args: argparse.Namespace, dataset: object, settings: object, prog
 
     method = args.method.removeprefix("naive-").replace("fusion", "hybrid")
     try:
-        encoder = None if method == "bm25" else get_encoder(args.device or settings.embedding_device)  # type: ignore[attr-defined]
+        encoder = None if method == "bm25" else get_encoder(  # type: ignore[attr-defined]
+            args.device or settings.embedding_device, runtime=settings.embed_runtime,  # type: ignore[attr-defined]
+            cache_dir=settings.layout.onnx_cache)  # type: ignore[attr-defined]
         report, _ = evaluate_naive(dataset, settings.data_dir, encoder, method=method, k=args.k,  # type: ignore[arg-type,attr-defined]
                                    progress=progress)  # type: ignore[arg-type]
     finally:

@@ -7,6 +7,8 @@ import argparse
 import json
 from pathlib import Path
 
+from spar_desktop.commands.common import CommandError
+
 
 def alpha_arg(value: str):
     if value in ("learned", "learned-gbt"):
@@ -44,7 +46,6 @@ def add_learning_options(p: argparse.ArgumentParser) -> None:
 
 def run_learning_cmd(args: argparse.Namespace) -> int:
     """--erm-train / --alpha learned / --rerank conditional: train on some queries, score others."""
-    from spar_desktop.cli import CommandError
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.eval.beir import BeirError, load_beir
     from spar_desktop.core.eval.learning import LearningOptions, run_learning
@@ -76,12 +77,12 @@ def run_learning_cmd(args: argparse.Namespace) -> int:
                            save_alpha=args.save_alpha)
     rerank_fn = None
     if opts.rerank:
-        from spar_desktop.core.chat.helpers import LLMHelpers
+        from spar_desktop.core.chat.ollama_tasks import LLMHelpers
 
         rerank_fn = LLMHelpers.from_settings(settings).rerank
     progress = StderrProgress(f"eval {evaluated.name}")
     try:
-        searcher, info = build_searcher(evaluated, settings.data_dir, dense=True,
+        searcher, info = build_searcher(evaluated, settings.data_dir, dense=True, runtime=settings.embed_runtime,
                                         device=args.device or settings.embedding_device,
                                         config=chunker_config_from(settings), progress=progress)
         if isinstance(args.alpha, float):

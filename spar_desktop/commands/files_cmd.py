@@ -5,29 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date
 
-from spar_desktop.commands.common import open_library
+from spar_desktop.commands.common import CommandError, open_library, parse_day
 from spar_desktop.commands.terminal import printable
-
-
-def parse_day(text: str, end: bool = False) -> date:
-    """YYYY, YYYY-MM or YYYY-MM-DD; with end=True a partial date means its last day."""
-    import calendar
-
-    parts = text.strip().split("-")
-    try:
-        nums = [int(p) for p in parts]
-        if len(nums) == 1:
-            return date(nums[0], 12, 31) if end else date(nums[0], 1, 1)
-        if len(nums) == 2:
-            last = calendar.monthrange(nums[0], nums[1])[1]
-            return date(nums[0], nums[1], last if end else 1)
-        if len(nums) == 3:
-            return date(*nums)
-    except ValueError:
-        pass
-    raise argparse.ArgumentTypeError(f"'{text}' is not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -49,7 +29,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.queries import FilterError, count_files, filter_from_text, find_files
 
     library = open_library(args)

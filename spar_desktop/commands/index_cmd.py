@@ -6,7 +6,7 @@ import argparse
 import signal
 import sys
 
-from spar_desktop.commands.common import StderrProgress, open_library
+from spar_desktop.commands.common import CommandError, StderrProgress, open_library
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.progress import CancelToken
 
@@ -24,7 +24,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.scanner import Scanner
 
     from spar_desktop.core.library.sample import is_sample_corpus

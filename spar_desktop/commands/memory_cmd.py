@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from spar_desktop.commands.common import open_library
+from spar_desktop.commands.common import CommandError, open_library
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -28,7 +28,6 @@ def _manager(args):
 
 
 def _call(fn, args):
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.workspaces.errors import WorkspaceError
 
     try:
@@ -38,7 +37,7 @@ def _call(fn, args):
 
 
 def run_stats(args) -> int:
-    from spar_desktop.core.memory.service import memory_stats
+    from spar_desktop.core.memory.feedback import memory_stats
 
     st = _call(memory_stats, args)
     if args.json:
@@ -54,7 +53,7 @@ def run_stats(args) -> int:
 
 
 def run_reset(args) -> int:
-    from spar_desktop.core.memory.service import reset_memory
+    from spar_desktop.core.memory.feedback import reset_memory
 
     n = _call(reset_memory, args)
     if args.json:

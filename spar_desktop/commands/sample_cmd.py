@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import signal
 
-from spar_desktop.commands.common import StderrProgress, open_library
+from spar_desktop.commands.common import CommandError, StderrProgress, open_library
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +16,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.sample import sample_corpus_dir
 
     source = sample_corpus_dir()

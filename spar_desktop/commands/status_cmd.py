@@ -15,15 +15,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sqlalchemy import select
-
-    from spar_desktop.core.library.models import ScanIssue
+    from spar_desktop.core.library.overview import scan_issues
     from spar_desktop.core.library.queries import library_stats
 
     library = open_library(args)
     with library.session() as s:
         stats = library_stats(s)
-        issues = [(i.path, i.message) for i in s.scalars(select(ScanIssue).limit(20))]
+        issues = scan_issues(s, limit=20)
     settings = library.settings
     stats["data_dir"] = str(settings.data_dir)
     stats["database"] = settings.resolved_database_url if settings.database_url is None else "(configured URL)"

@@ -8,7 +8,7 @@ import json
 import sys
 from typing import Callable, Optional
 
-from spar_desktop.commands.common import StderrProgress, open_library, settings_from_args
+from spar_desktop.commands.common import CommandError, StderrProgress, open_library, settings_from_args
 from spar_desktop.commands.terminal import printable
 
 ACTIONS = ("show", "accept", "discard", "rename", "remove", "move")
@@ -39,7 +39,7 @@ def register(tsub: argparse._SubParsersAction) -> None:
 def ollama_namer(settings) -> tuple[Optional[Callable[[list[str]], str]], Optional[str]]:
     """(namer, None) when the settings' Ollama server answers, else (None, why not). The core
     never imports the chat client: the namer is a plain callable built here (and in the UI)."""
-    from spar_desktop.core.chat.helpers import ollama_generator
+    from spar_desktop.core.chat.ollama_tasks import ollama_generator
     from spar_desktop.core.tagging.hierarchy import naming_prompt
 
     generate, why_not = ollama_generator(settings)
@@ -49,7 +49,6 @@ def ollama_namer(settings) -> tuple[Optional[Callable[[list[str]], str]], Option
 
 
 def run_induce(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.progress import CancelToken, Cancelled
     from spar_desktop.core.tagging.hierarchy import InduceConfig, InductionError, induce_for_library
     from spar_desktop.core.tagging.proposal import proposal_path
@@ -107,7 +106,6 @@ def run_proposal(args: argparse.Namespace) -> int:
     from dataclasses import asdict, replace
     from datetime import datetime, timezone
 
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.tagging.proposal import (ProposalError, accept_proposal, discard_proposal,
                                                      load_proposal, save_proposal)
 

@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from spar_desktop.commands.common import open_library
+from spar_desktop.commands.common import CommandError, open_library
 from spar_desktop.commands.terminal import printable
 
 SOURCE_TITLES = {"path": "Folders", "date": "Dates", "taxonomy": "Taxonomy", "user": "User tags",
@@ -116,7 +116,6 @@ def show_tree(args: argparse.Namespace) -> int:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.taxonomy import TaxonomyError, import_taxonomy
 
     library = open_library(args)
@@ -151,7 +150,6 @@ def run_export(args: argparse.Namespace) -> int:
 
 
 def run_assign(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.taxonomy import TaxonomyError, assign_from_csv
 
     library = open_library(args)
@@ -172,7 +170,6 @@ def run_assign(args: argparse.Namespace) -> int:
 def run_tag(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.models import File, TagSource
     from spar_desktop.core.library.tags import create_tag, resolve_tags, tag_files, untag_files
 
@@ -202,7 +199,7 @@ def run_tag(args: argparse.Namespace) -> int:
 # -- suggestions ---------------------------------------------------------------------------------
 def ollama_classifier(settings):
     """(classify callable, None) when the settings' Ollama server answers, else (None, why not)."""
-    from spar_desktop.core.chat.helpers import ollama_generator
+    from spar_desktop.core.chat.ollama_tasks import ollama_generator
     from spar_desktop.core.tagging.llm import classifier
 
     generate, why_not = ollama_generator(settings, json_format=True)
@@ -210,7 +207,6 @@ def ollama_classifier(settings):
 
 
 def run_suggest(args: argparse.Namespace) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.progress import CancelToken, Cancelled
     from spar_desktop.core.tagging import review
@@ -254,8 +250,6 @@ def run_suggest(args: argparse.Namespace) -> int:
 
 
 def _pairs(values: list[str]) -> list[tuple[int, int]]:
-    from spar_desktop.cli import CommandError
-
     out = []
     for v in values:
         f, sep, t = v.partition(":")
@@ -268,7 +262,6 @@ def _pairs(values: list[str]) -> list[tuple[int, int]]:
 def run_review(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.library.models import File
     from spar_desktop.core.library.tags import resolve_tags
     from spar_desktop.core.tagging import review

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from spar_desktop.commands.common import open_library
+from spar_desktop.commands.common import CommandError, open_library
 from spar_desktop.commands.terminal import printable, printable_body
 
 
@@ -40,7 +40,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _guard(fn):
     def wrapper(args):
-        from spar_desktop.cli import CommandError
         from spar_desktop.core.chat.threads import ThreadError, ThreadStore
         from spar_desktop.core.workspaces.errors import WorkspaceError
 

@@ -12,8 +12,7 @@ import signal
 import sys
 from dataclasses import replace
 
-from spar_desktop.commands.common import StderrProgress, open_library
-from spar_desktop.commands.files_cmd import parse_day
+from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.documents.pages import page_span_label
 
@@ -120,7 +119,6 @@ def _manager(args):
 def _guard(fn):
     """Workspace errors become clear CLI errors."""
     def wrapper(args):
-        from spar_desktop.cli import CommandError
         from spar_desktop.core.workspaces.errors import WorkspaceError
 
         try:
@@ -159,8 +157,6 @@ def run_create(args) -> int:
     try:
         info, exp = mgr.create(args.name, filter=flt)
     except UnscopedFilter as exc:
-        from spar_desktop.cli import CommandError
-
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
@@ -186,8 +182,6 @@ def _with_ranking_options(flt, args):
 
 @_guard
 def run_edit(args) -> int:
-    from spar_desktop.cli import CommandError
-
     if args.include_suggested and args.exclude_suggested:
         raise CommandError("--include-suggested and --exclude-suggested contradict each other")
     mgr = _manager(args)
@@ -344,9 +338,10 @@ def run_simple(args) -> int:
 
 @_guard
 def run_export(args) -> int:
+    from spar_desktop.core.chat import share
     from spar_desktop.core.workspaces.sparws import export_workspace
 
-    out = export_workspace(_manager(args), args.name, args.out)
+    out = export_workspace(_manager(args), args.name, args.out, threads=share)
     print(printable(f"wrote {out}"))
     print("paths in the export are absolute: the importer matches them against its own index")
     return 0
@@ -354,9 +349,10 @@ def run_export(args) -> int:
 
 @_guard
 def run_import(args) -> int:
+    from spar_desktop.core.chat import share
     from spar_desktop.core.workspaces.sparws import import_workspace
 
-    r = import_workspace(_manager(args), args.file, args.name)
+    r = import_workspace(_manager(args), args.file, args.name, threads=share)
     found = r.matched_by_hash + r.matched_by_path
     print(printable(f"imported workspace '{r.name}': {found}/{r.files_total} files found in this index "
                     f"({r.matched_by_hash} by content, {r.matched_by_path} by path), {r.threads} threads, "

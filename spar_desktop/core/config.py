@@ -2,8 +2,12 @@
 
 Resolution order (later wins): built-in defaults < ``settings.json`` in the data dir <
 environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``SPAR_CHROMA_PROCESS``,
-``OLLAMA_HOST``, ``SPAR_AUTO_TAGGING``) <
+``OLLAMA_HOST``, ``SPAR_AUTO_TAGGING``, ``SPAR_EMBED_RUNTIME``, ``SPAR_PRELOAD``) <
 explicit command-line flags.
+
+``load_settings`` is the one place that reads these variables; everything else gets a
+``Settings`` (and its ``layout``, every path under the data dir: core/data_layout.py). Settings
+sits just above ``documents`` in the core's layers: it knows the per-file reading budget.
 """
 
 from __future__ import annotations
@@ -15,6 +19,12 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import urlparse
+
+from platformdirs import user_data_dir
+
+from spar_desktop.core.data_layout import DataLayout
+from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version
 
 SETTINGS_FILE = "settings.json"
 # settings.json carries {"version": SETTINGS_VERSION}; a file without it is version 1 (0.1.0 wrote
@@ -34,8 +44,6 @@ class SettingsTooNewError(SettingsError):
 
 
 def default_data_dir() -> Path:
-    from platformdirs import user_data_dir
-
     return Path(user_data_dir("spar-desktop", "SPAR"))
 
 
@@ -47,7 +55,12 @@ class Settings:
     # Host that PersistentClient in a helper process (the desktop app): in-process Chroma holds
     # the GIL for whole calls, which froze the window (see core/retrieval/chroma_host.py).
     # A property of the running program, not a preference: never written to settings.json.
-    chroma_process: bool = field(default=False, metadata={"stored": False})
+    # None: the program's default (the app: a helper process; the CLI and scripts: in-process).
+    chroma_process: Optional[bool] = field(default=None, metadata={"stored": False})
+    # Also properties of the running program: the encoder's runtime (onnx | onnx-int8 | torch;
+    # None: onnx) and whether the app loads the search engine in the background at start.
+    embed_runtime: Optional[str] = field(default=None, metadata={"stored": False})
+    preload: bool = field(default=True, metadata={"stored": False})
     ollama_host: str = DEFAULT_OLLAMA_HOST
     ollama_model: str = DEFAULT_OLLAMA_MODEL
     embedding_device: str = "auto"  # auto | cpu | cuda
@@ -62,10 +75,23 @@ class Settings:
     archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
     auto_tagging: bool = True  # the app suggests tags in the background after a scan finds new files
 
-    def extraction_budget(self):
-        """The per-file budget readers enforce (core/documents/budget.py)."""
-        from spar_desktop.core.documents.budget import ExtractionBudget
+    def __post_init__(self) -> None:
+        # The one place a host is normalised: settings.json, OLLAMA_HOST, the dialog and replace()
+        # all end here, so every client gets the same URL ('host[:port]' → http://host:port).
+        # A value with no host is left as typed for validate() to name.
+        try:
+            if urlparse(_with_scheme(self.ollama_host.strip())).hostname:
+                object.__setattr__(self, "ollama_host", normalize_ollama_host(self.ollama_host))
+        except ValueError:  # e.g. a port that is not a number: validate() says so
+            pass
 
+    @property
+    def layout(self) -> DataLayout:
+        """Every path under the data dir."""
+        return DataLayout(self.data_dir)
+
+    def extraction_budget(self) -> ExtractionBudget:
+        """The per-file budget readers enforce (core/documents/budget.py)."""
         return ExtractionBudget(max_chars=self.extract_max_text_mb * 1_000_000,
                                 max_seconds=float(self.extract_max_seconds),
                                 max_inflated_bytes=self.archive_max_inflated_mb * 1024 * 1024)
@@ -74,12 +100,16 @@ class Settings:
     def resolved_database_url(self) -> str:
         if self.database_url:
             return self.database_url
-        return f"sqlite:///{self.data_dir / 'library.sqlite3'}"
+        return f"sqlite:///{self.layout.library_db}"
 
     def validate(self) -> "Settings":
         """Raise SettingsError with a clear message for the first unusable value."""
-        host = urlparse(self.ollama_host if "://" in self.ollama_host else f"http://{self.ollama_host}")
-        if not host.hostname:
+        try:
+            host = urlparse(_with_scheme(self.ollama_host))
+            host.port  # noqa: B018 - raises ValueError for a port that is not a number
+        except ValueError:
+            host = None
+        if host is None or not host.hostname:
             raise SettingsError(f"Ollama host '{self.ollama_host}' is not a host or URL")
         if self.chroma_url and urlparse(self.chroma_url).scheme not in ("http", "https"):
             raise SettingsError(f"Chroma server URL '{self.chroma_url}' must start with http:// or https://")
@@ -112,7 +142,7 @@ class Settings:
     def save(self) -> Path:
         """Write settings.json atomically into the data dir (never into user folders)."""
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        target = self.data_dir / SETTINGS_FILE
+        target = self.layout.settings_file
         try:
             stored = settings_version(json.loads(target.read_text(encoding="utf-8")), target)
         except (OSError, ValueError):  # missing or unreadable: nothing to protect
@@ -122,56 +152,74 @@ class Settings:
                                   f"(settings version {stored}) and is kept as it is", str(target))
         tmp = target.with_suffix(".tmp")
         data = {"version": SETTINGS_VERSION}
-        data.update({k: v for k, v in self.to_json().items() if k in _STORED})
+        data.update({k: v for k, v in self.to_json().items() if k in STORED_FIELDS})
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         os.replace(tmp, target)
         return target
 
 
-_STORED = {f.name for f in fields(Settings) if f.metadata.get("stored", True) and f.name != "data_dir"}
+# The preferences settings.json holds (the data dir is where it is; program properties are not kept).
+STORED_FIELDS = frozenset(f.name for f in fields(Settings) if f.metadata.get("stored", True) and f.name != "data_dir")
 
 
-def load_settings(data_dir: Optional[str | Path] = None, **overrides: Any) -> Settings:
-    """Build the effective Settings for a data dir (see module docstring for precedence)."""
+def load_settings(data_dir: Optional[str | Path] = None, *, app: bool = False, preferences: bool = True,
+                  **overrides: Any) -> Settings:
+    """Build the effective Settings for a data dir (see module docstring for precedence).
+
+    ``app``: the desktop app's program properties (Chroma in a helper process unless
+    SPAR_CHROMA_PROCESS=0, see core/retrieval/chroma_host.py). ``preferences=False``: built-in
+    defaults for every preference, settings.json and preference variables ignored (the app's way
+    on when settings.json cannot be read). The only reader of the environment in SPAR."""
     env = os.environ
     base_dir = Path(data_dir or env.get("SPAR_DATA_DIR") or default_data_dir()).expanduser()
-    values: dict[str, Any] = {}
-    settings_path = base_dir / SETTINGS_FILE
-    if settings_path.is_file():
-        try:
-            stored = json.loads(settings_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise SettingsError(f"Cannot read {settings_path}: {exc}") from exc
-        if not isinstance(stored, dict):
-            raise SettingsError(f"Cannot read {settings_path}: not a JSON object")
-        version = settings_version(stored, settings_path)
-        if version > SETTINGS_VERSION:
-            raise SettingsTooNewError(
-                f"{settings_path} was written by a newer SPAR Desktop (settings version {version}; this "
-                f"version reads up to {SETTINGS_VERSION}): install that version or newer to use those settings"
-            )
-        values.update({k: v for k, v in stored.items() if k in _STORED})
-    if env.get("SPAR_DATABASE_URL"):
-        values["database_url"] = env["SPAR_DATABASE_URL"]
-    if env.get("SPAR_CHROMA_URL"):
-        values["chroma_url"] = env["SPAR_CHROMA_URL"]
+    values: dict[str, Any] = {"chroma_process": True} if app else {}
+    if preferences:
+        values.update(_stored_values(DataLayout(base_dir).settings_file))
+        for var, key, convert in _PREFERENCE_VARIABLES:
+            if env.get(var):
+                values[key] = convert(env[var])
     if env.get("SPAR_CHROMA_PROCESS"):
         values["chroma_process"] = env_flag(env["SPAR_CHROMA_PROCESS"])
-    if env.get("OLLAMA_HOST"):
-        values["ollama_host"] = normalize_ollama_host(env["OLLAMA_HOST"])
-    if env.get("SPAR_AUTO_TAGGING"):
-        values["auto_tagging"] = env_flag(env["SPAR_AUTO_TAGGING"])
+    if env.get("SPAR_EMBED_RUNTIME", "").strip():
+        values["embed_runtime"] = env["SPAR_EMBED_RUNTIME"].strip().lower()
+    if env.get("SPAR_PRELOAD"):
+        values["preload"] = env["SPAR_PRELOAD"].strip() != "0"  # 0: nothing loads until it is needed
     values.update({k: v for k, v in overrides.items() if v is not None})
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()
 
 
+def _stored_values(settings_path: Path) -> dict[str, Any]:
+    """The preferences settings.json holds ({} without one); SettingsError when it cannot be used."""
+    if not settings_path.is_file():
+        return {}
+    try:
+        stored = json.loads(settings_path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise SettingsError(f"Cannot read {settings_path}: {exc}") from exc
+    if not isinstance(stored, dict):
+        raise SettingsError(f"Cannot read {settings_path}: not a JSON object")
+    version = settings_version(stored, settings_path)
+    if version > SETTINGS_VERSION:
+        raise SettingsTooNewError(
+            f"{settings_path} was written by a newer SPAR Desktop (settings version {version}; this "
+            f"version reads up to {SETTINGS_VERSION}): install that version or newer to use those settings"
+        )
+    return {k: v for k, v in stored.items() if k in STORED_FIELDS}
+
+
 def settings_version(stored: dict, path: Path) -> int:
-    """The format version of a parsed settings.json: 1 when absent (files 0.1.0 wrote)."""
-    version = stored.get("version", 1) if isinstance(stored, dict) else 1
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise SettingsError(f"Cannot read {path}: 'version' must be a whole number from 1, not {version!r}")
-    return version
+    """The format version of a parsed settings.json: 1 when absent (files 0.1.0 wrote). A newer one
+    is returned as it is: the caller decides (load refuses, save keeps the file)."""
+    try:
+        return check_version(stored, None, SETTINGS_VERSION, default=1)
+    except NewerVersion as exc:
+        return exc.version
+    except BadVersion as exc:
+        raise SettingsError(f"Cannot read {path}: 'version' must be a whole number from 1, "
+                            f"not {exc.version!r}") from None
+    except NotThisFormat:  # not an object: read as version 1, refused elsewhere
+        return 1
 
 
 def env_flag(value: str) -> bool:
@@ -183,7 +231,7 @@ def normalize_ollama_host(value: str) -> str:
     """Accept OLLAMA_HOST the way the ollama tools do: 'host', 'host:port' or a full URL."""
     value = value.strip()
     has_scheme = "://" in value
-    parsed = urlparse(value if has_scheme else f"http://{value}")
+    parsed = urlparse(_with_scheme(value))
     host = parsed.hostname or "127.0.0.1"
     if host == "0.0.0.0":  # the server's bind-all address: the client talks to this machine
         host = "127.0.0.1"
@@ -192,3 +240,13 @@ def normalize_ollama_host(value: str) -> str:
     # A bare host gets Ollama's port; a full URL keeps its own (80/443 when it names none).
     port = parsed.port or (None if has_scheme else 11434)
     return f"{parsed.scheme}://{host}{f':{port}' if port else ''}{parsed.path.rstrip('/')}"
+
+
+def _with_scheme(host: str) -> str:
+    return host if "://" in host else f"http://{host}"
+
+
+# Variables that override a stored preference: (variable, field, conversion). OLLAMA_HOST is
+# normalised by Settings itself, like every other host.
+_PREFERENCE_VARIABLES = (("SPAR_DATABASE_URL", "database_url", str), ("SPAR_CHROMA_URL", "chroma_url", str),
+                         ("OLLAMA_HOST", "ollama_host", str), ("SPAR_AUTO_TAGGING", "auto_tagging", env_flag))

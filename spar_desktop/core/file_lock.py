@@ -12,6 +12,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
 
+if os.name == "nt":  # pragma: no cover - each platform has only its own locking module
+    import msvcrt
+else:
+    import fcntl
+
 
 @contextmanager
 def file_lock(lock_path: Path, on_wait: Callable[[], None] = lambda: None) -> Iterator[None]:
@@ -20,8 +25,6 @@ def file_lock(lock_path: Path, on_wait: Callable[[], None] = lambda: None) -> It
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "a+b") as fh:
         if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
             while True:
                 try:
                     fh.seek(0)
@@ -35,8 +38,6 @@ def file_lock(lock_path: Path, on_wait: Callable[[], None] = lambda: None) -> It
                 fh.seek(0)
                 msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
         else:
-            import fcntl
-
             try:
                 fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -52,13 +53,9 @@ def try_lock(fh) -> bool:
     """Take the exclusive lock of an open file without waiting; False when another holder has it."""
     try:
         if os.name == "nt":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
             fh.seek(0)
             msvcrt.locking(fh.fileno(), msvcrt.LK_NBLCK, 1)
         else:
-            import fcntl
-
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         return True
     except OSError:
@@ -68,13 +65,9 @@ def try_lock(fh) -> bool:
 def unlock(fh) -> None:
     try:
         if os.name == "nt":  # pragma: no cover
-            import msvcrt
-
             fh.seek(0)
             msvcrt.locking(fh.fileno(), msvcrt.LK_UNLCK, 1)
         else:
-            import fcntl
-
             fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
     except OSError:
         pass

@@ -24,9 +24,9 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.file_lock import try_lock, unlock
 
-LOCK_NAME = "chroma.lock"  # beside the store, not in it: a damaged store is moved aside, the lock stays
 _OPTIONS_WITH_VALUE = {"--data-dir", "--database-url"}
 
 _program: Optional[str] = None
@@ -86,7 +86,8 @@ def describe(holder: dict) -> str:
 
 
 def lock_path(store: Path) -> Path:
-    return Path(store).parent / LOCK_NAME
+    """The lock of the data dir whose store this is (DataLayout.chroma_lock)."""
+    return DataLayout(Path(store).parent).chroma_lock
 
 
 def acquire(store: Path) -> None:

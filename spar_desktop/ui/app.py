@@ -19,8 +19,9 @@ import traceback
 from pathlib import Path
 from typing import Callable, Optional, Sequence
 
+from spar_desktop.core.data_layout import DataLayout
+
 log = logging.getLogger("spar_desktop.ui")
-LOCK_FILE = "spar-desktop.lock"
 
 
 def parse_args(argv: Sequence[str]) -> argparse.Namespace:
@@ -37,7 +38,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
 
 
 def setup_logging(data_dir: Path) -> Path:
-    log_dir = data_dir / "logs"
+    log_dir = DataLayout(data_dir).logs
     log_dir.mkdir(parents=True, exist_ok=True)
     path = log_dir / "spar-desktop.log"
     handler = logging.handlers.RotatingFileHandler(path, maxBytes=5_000_000, backupCount=3, encoding="utf-8")
@@ -116,21 +117,19 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     from PySide6.QtCore import QLockFile
     from PySide6.QtWidgets import QApplication, QMessageBox
 
-    from spar_desktop.core.config import Settings, SettingsError, default_data_dir, load_settings
+    from spar_desktop.core.config import SettingsError, load_settings
     from spar_desktop.core.library.database import IndexTooNewError, Library
     from spar_desktop.ui.style import apply_style
 
     settings_problem = None
-    try:
-        settings = load_settings(data_dir)
+    try:  # the app's program properties too: Chroma in a helper process (see load_settings)
+        settings = load_settings(data_dir, app=True)
     except SettingsError as exc:  # a broken settings.json must not lock people out of the app
         settings_problem = str(exc)
-        settings = Settings(data_dir=Path(data_dir or os.environ.get("SPAR_DATA_DIR") or default_data_dir()))
+        settings = load_settings(data_dir, app=True, preferences=False)
     from spar_desktop.core import store_lock
-    from spar_desktop.ui.runtime import app_settings
 
     store_lock.set_program("SPAR Desktop")  # how a `spar` command told the store is busy names us
-    settings = app_settings(settings)
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     log_path = setup_logging(settings.data_dir)
     log.info("starting SPAR Desktop, data dir %s", settings.data_dir)
@@ -154,7 +153,7 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     crashes: list[str] = []
     install_excepthook(log_path, interactive, crashes)
 
-    lock = QLockFile(str(settings.data_dir / LOCK_FILE))
+    lock = QLockFile(str(settings.layout.app_lock))
     if not lock.tryLock(200):
         message = f"SPAR Desktop is already running for the data folder {settings.data_dir}."
         log.info(message)
@@ -207,7 +206,7 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
     tune_for_ui()
     if args.paths and not args.smoke:  # folders dropped on the menu entry / launcher
         window.controller.index_paths(args.paths)
-    if os.environ.get("SPAR_PRELOAD", "1") != "0":  # 0: nothing loads until it is needed
+    if settings.preload:  # SPAR_PRELOAD=0: nothing loads until it is needed
         preload_in_background(window.runner, settings)
     if settings_problem:
         window.statusBar().showMessage(f"settings.json ignored: {settings_problem}", 30000)

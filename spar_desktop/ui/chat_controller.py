@@ -1,10 +1,11 @@
 """Chat state for one window: the ChatSession, the current workspace's threads, the answer being
 streamed, the model list and whether Ollama is reachable.
 
-``ChatSession.answer`` is a coroutine awaited on the qasync loop, so streamed tokens arrive on
-the UI thread one by one while the window stays responsive (retrieval runs in asyncio's worker
-thread; thread-store reads and writes of our own go through the TaskRunner). Stop sets the
-CancelToken the stream polls; the partial answer is kept. A watcher coroutine re-checks the
+An answer is a coroutine op of the window's TaskRunner (``run_coroutine``): ``ChatSession.answer``
+is awaited on the qasync loop, so streamed tokens arrive on the UI thread one by one while the
+window stays responsive (retrieval runs in asyncio's worker thread, under the workspace's lock,
+which the core takes). Stop cancels the task's CancelToken, which the stream polls; the partial
+answer is kept. Thread-store reads and writes are ordinary ops. A watcher coroutine re-checks the
 server so chat switches back from retrieval-only as soon as Ollama appears.
 """
 
@@ -13,16 +14,19 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
 from spar_desktop.core.config import Settings
-from spar_desktop.core.progress import CancelToken
+from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.ui import chat_ops as ops
-from spar_desktop.ui.tasks import TaskError, TaskRunner
+from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
 from spar_desktop.ui.workspace_controller import WorkspaceController
-from spar_desktop.ui.workspace_ops import WorkspaceRow
+
+if TYPE_CHECKING:  # types only: the chat and workspace modules load on a worker (workspace_ops.py)
+    from spar_desktop.core.chat.feedback import LearnTarget
+    from spar_desktop.core.workspaces.manager import WorkspaceInfo
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL_S = 15.0
@@ -37,7 +41,7 @@ def running_loop() -> Optional[asyncio.AbstractEventLoop]:
 
 class ChatController(QObject):
     ready = Signal()
-    workspace_changed = Signal(object)  # Optional[WorkspaceRow]
+    workspace_changed = Signal(object)  # Optional[WorkspaceInfo]
     threads_loaded = Signal(object)  # tuple[ThreadInfo, ...]
     thread_selected = Signal(object)  # Optional[int]
     messages_loaded = Signal(int, object)  # thread id, tuple[MessageInfo, ...]
@@ -53,29 +57,31 @@ class ChatController(QObject):
     error = Signal(str, str)
     server_settings_changed = Signal()  # a new Ollama host or model applies from now on
 
-    def __init__(self, settings: Settings, runner: TaskRunner, workspaces: WorkspaceController,
+    def __init__(self, settings: Callable[[], Settings], runner: TaskRunner, workspaces: WorkspaceController,
                  parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
-        self.settings = settings
+        # The window's settings as they are now (Settings ▸ Save replaces them): read when a request
+        # is made, never copied, so a new Ollama host or model reaches the next request.
+        self._settings = settings
+        self._server: Optional[tuple[str, str]] = None  # (host, model) the session's client was made for
         self.runner = runner
         self.workspaces = workspaces
         self.library = workspaces.library
         self.session: Any = None  # ChatSession, once the workspace service exists
-        self.workspace: Optional[WorkspaceRow] = None
+        self.workspace: Optional[WorkspaceInfo] = None
         self.threads: tuple = ()
         self.thread_id: Optional[int] = None
         self.server_ok: Optional[bool] = None
         self.models: tuple = ()
         self.watch_interval = WATCH_INTERVAL_S
-        self._cancel: Optional[CancelToken] = None
-        self._task: Optional[asyncio.Future] = None
+        self._answer_task: Optional[TaskHandle] = None
         self._watch_stop: Optional[CancelToken] = None
         self._watch_task: Optional[asyncio.Future] = None
         self._banner_given = False
         self._closed = False
         self._busy = False
         # Expansion units from Ollama (keywords + a hypothetical answer) when it is reachable;
-        # they are generated before the workspace lock is taken (workspace_ops.learn).
+        # the core asks for them before it takes the workspace's lock (memory.feedback.record_feedback).
         self.llm_units = True
         workspaces.ready.connect(self._service_ready)
         workspaces.current_changed.connect(self.set_workspace)
@@ -95,32 +101,38 @@ class ChatController(QObject):
         from spar_desktop.core.chat.session import ChatSession
 
         service = self.workspaces.service
-        self.session = ChatSession(service.locked_manager(), Ollama.from_settings(self.settings))
+        self.session = ChatSession(service.manager, Ollama.from_settings(self.settings))
+        self._server = (self.settings.ollama_host, self.settings.ollama_model)
         self.ready.emit()
         if self.workspace is not None:
             self.start_watching()
 
-    def apply_settings(self, settings: Settings) -> bool:
-        """Use saved settings at once: a new Ollama host or model gets a new client, the server
-        state is unknown again and is checked now (the banner and the model list follow), no
-        restart. True when the server settings changed."""
-        old, self.settings = self.settings, settings
-        changed = (old.ollama_host, old.ollama_model) != (settings.ollama_host, settings.ollama_model)
-        if not changed or self._closed:
-            return changed
-        if self.session is not None:
-            from spar_desktop.core.chat.client import Ollama
+    @property
+    def settings(self) -> Settings:
+        return self._settings()
 
-            self.session.ollama = Ollama.from_settings(settings)
-            self.session.model = self.session.ollama.model
-            self.session.llm_available = None
+    def apply_settings(self) -> None:
+        """Follow the current settings at once: a new Ollama host or model gets a new client, the
+        server state is unknown again and is checked now (the banner and the model list follow),
+        no restart. Also run before every request, so none goes to a host the settings left."""
+        if self.session is None or self._closed:
+            return  # the session, made when the workspace service is ready, reads them then
+        settings = self.settings
+        wanted = (settings.ollama_host, settings.ollama_model)
+        if wanted == self._server:
+            return
+        from spar_desktop.core.chat.client import Ollama
+
+        self._server = wanted
+        self.session.ollama = Ollama.from_settings(settings)
+        self.session.model = self.session.ollama.model
+        self.session.llm_available = None
         self.server_ok, self.models, self._banner_given = None, (), False
         self.server_settings_changed.emit()
         watching = self._watch_task is not None and not self._watch_task.done()
         self._stop_watching()
         if watching or self.workspace is not None:
             self.start_watching()  # its first check runs at once, against the new host
-        return changed
 
     def _stop_watching(self) -> None:
         if self._watch_stop is not None:
@@ -191,7 +203,7 @@ class ChatController(QObject):
         return self.session.model if self.session is not None else self.settings.ollama_model
 
     # ------------------------------------------------------------------ workspace / threads
-    def set_workspace(self, row: Optional[WorkspaceRow]) -> None:
+    def set_workspace(self, row: Optional[WorkspaceInfo]) -> None:
         same = row is not None and self.workspace is not None and row.name == self.workspace.name
         self.workspace = row
         self.workspace_changed.emit(row)
@@ -271,32 +283,39 @@ class ChatController(QObject):
         question = question.strip()
         if not question or self.session is None or self.workspace is None or self.answering or not self.available:
             return False
-        self._cancel = CancelToken()
+        self.apply_settings()
         self._busy = True
         self.answer_started.emit(question)
-        self._task = asyncio.ensure_future(self._answer(self.workspace.name, question, model, self._cancel))
+        name = self.workspace.name
+        self._answer_task = self.runner.run_coroutine(
+            partial(self._answer, name, question, model), title=f"Answering in {name}", key="chat-answer",
+            visible=False, on_success=self._answered, on_failure=self._answer_failed,
+            on_cancelled=lambda: self._answer_failed(None))
         return True
 
-    async def _answer(self, workspace: str, question: str, model: Optional[str], cancel: CancelToken) -> None:
-        result, failure = None, None
+    async def _answer(self, workspace: str, question: str, model: Optional[str], progress: ProgressCallback,
+                      cancel: CancelToken) -> Any:
+        """The coroutine op: the thread (a new one if none is selected), then the streamed answer."""
         try:
             thread_id = self.thread_id
             if thread_id is None:
                 thread = await self.runner.run_async(partial(ops.create_thread, self.library, workspace),
                                                      title="New thread", visible=False)
                 thread_id = self.thread_id = thread.id
-            result = await self.session.answer(thread_id, question, self._on_token, cancel, model=model)
-        except asyncio.CancelledError:
-            return  # the window is closing
-        except Exception as exc:  # noqa: BLE001 - a failed answer must never kill the loop
-            log.warning("answer failed", exc_info=True)
-            failure = str(exc) or type(exc).__name__
+            return await self.session.answer(thread_id, question, self._on_token, cancel, model=model)
         finally:
             self._busy = False
+
+    def _answer_failed(self, err: Optional[TaskError]) -> None:
+        self._busy = False
+        if not self._closed:
+            self.answer_failed.emit(err.message if err is not None else "no answer")
+
+    def _answered(self, result: Any) -> None:
         if self._closed:
             return
-        if failure is not None or result is None:
-            self.answer_failed.emit(failure or "no answer")
+        if result is None:
+            self.answer_failed.emit("no answer")
             return
         if result.mode == "llm" and self.server_ok is not True:
             self._server_seen(True)  # it answered: the server is back before the watcher noticed
@@ -312,8 +331,8 @@ class ChatController(QObject):
             self.token.emit(delta)
 
     def stop(self) -> None:
-        if self._cancel is not None:
-            self._cancel.cancel()
+        if self._answer_task is not None:
+            self._answer_task.cancel()  # the stream polls the token: the partial answer is kept
 
     # ------------------------------------------------------------------ feedback / citations
     def feedback(self, message_id: int, good: Optional[bool]) -> None:
@@ -322,12 +341,13 @@ class ChatController(QObject):
         self.runner.run(partial(ops.record_feedback, self.library, message_id, good), title="Saving feedback",
                         visible=False, on_success=self._learn, on_failure=self._failed)
 
-    def _learn(self, target: Optional[ops.LearnTarget]) -> None:
+    def _learn(self, target: Optional[LearnTarget]) -> None:
         if target is None or self._closed:
             return
         helpers = None
+        self.apply_settings()
         if self.llm_units and target.success and self.server_ok and self.session is not None:
-            from spar_desktop.core.chat.helpers import LLMHelpers
+            from spar_desktop.core.chat.ollama_tasks import LLMHelpers
 
             helpers = LLMHelpers(self.session.ollama)  # keywords + hypothetical answer (HyDE-style units)
         self.workspaces.learn(target.workspace, target.query, target.chunks, target.success, helpers)
@@ -347,8 +367,6 @@ class ChatController(QObject):
         self._closed = True
         self.stop()
         self._stop_watching()
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
 
     def _failed(self, err: TaskError) -> None:
         log.error("%s failed: %s\n%s", err.title, err.message, err.details)

@@ -1,16 +1,19 @@
-"""Background ops for chat threads (no Qt): the thread store's reads and writes as TaskRunner
-ops returning frozen values (ThreadInfo, MessageInfo and Citation are frozen dataclasses).
+"""Background ops for chat threads (no Qt): one-line calls of the thread store and of
+core/chat/feedback.py, returning frozen values (ThreadInfo, MessageInfo, Citation, LearnTarget).
 
-Answering itself is a coroutine on the qasync loop (see chat_controller.py); everything here is
-plain synchronous database work that must not run on the UI thread.
+Answering itself is a coroutine op the TaskRunner awaits on the qasync loop (chat_controller.py);
+everything here is plain synchronous database work that must not run on the UI thread. The chat
+modules are imported on the worker: the UI thread imports this module at start-up.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from spar_desktop.core.progress import CancelToken, ProgressCallback
+
+if TYPE_CHECKING:
+    from spar_desktop.core.chat.feedback import LearnTarget
 
 
 def _store(library: Any) -> Any:
@@ -46,59 +49,15 @@ def export_thread(library: Any, thread_id: int, path: str, progress: ProgressCal
     return str(export_thread_markdown(_store(library), thread_id, path))
 
 
-@dataclass(frozen=True)
-class LearnTarget:
-    """What a rating or an opened citation teaches the evolving keys: the question, the chunks
-    ('<file id>#<chunk id>') it confirms and whether it counts as success."""
-
-    workspace: str
-    query: str
-    chunks: tuple[str, ...]
-    success: bool
-
-
-def _chunk_key(p: Any) -> Optional[str]:
-    return f"{p.file_id}#{p.chunk_id}" if p.file_id is not None and p.chunk_id else None
-
-
-def _target(store: Any, message_id: int, passages: Optional[tuple] = None,
-            success: bool = True) -> Optional[LearnTarget]:
-    """The question this answer replied to and the chunks to credit: ``passages`` when given, else
-    the ones the answer cited, else all it was grounded on (a retrieval-only answer cites none)."""
-    m = store.message(message_id)
-    question = next((u.content for u in reversed(store.messages(m.thread_id))
-                     if u.role == "user" and u.id < m.id), None)
-    if not question:
-        return None
-    if passages is None:
-        by_n = {p.n: p for p in m.passages}
-        cited = [by_n[c.n] for c in m.citations if c.valid and c.n in by_n]
-        passages = tuple(cited or m.passages)
-    chunks = tuple(dict.fromkeys(k for k in map(_chunk_key, passages) if k))
-    if not chunks:
-        return None
-    return LearnTarget(store.get(m.thread_id).workspace, question, chunks, success)
-
-
 def record_feedback(library: Any, message_id: int, good: Optional[bool], progress: ProgressCallback,
                     cancel: CancelToken) -> Optional[LearnTarget]:
-    """Store the rating; return what the memory should learn from it (None for a cleared rating
-    or one that did not change: a repeated click is not a second confirmation)."""
-    store = _store(library)
-    before = store.message(message_id).feedback
-    store.record_feedback(message_id, good)
-    if good is None or good is before:
-        return None
-    return _target(store, message_id, success=good)
+    from spar_desktop.core.chat.feedback import rate_answer
+
+    return rate_answer(_store(library), message_id, good)
 
 
 def record_citation_opened(library: Any, message_id: int, n: int, progress: ProgressCallback,
                            cancel: CancelToken) -> Optional[LearnTarget]:
-    """Remember the opened citation; the first open of [n] counts as success for its chunk."""
-    store = _store(library)
-    first = int(n) not in store.message(message_id).opened
-    cite = store.record_citation_opened(message_id, n)
-    if cite is None or not first:
-        return None
-    p = next((p for p in store.message(message_id).passages if p.n == int(n)), None)
-    return _target(store, message_id, (p,)) if p is not None else None
+    from spar_desktop.core.chat.feedback import open_citation
+
+    return open_citation(_store(library), message_id, n)

@@ -11,12 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.overview import ScanSummary
 from spar_desktop.core.library.sample import (  # noqa: F401  (re-exported for the app)
     DATES_FILE, SAMPLE_DIR_NAME, TAXONOMY_DIR, import_sample, resources_dir, sample_corpus_dir,
 )
 from spar_desktop.core.progress import CancelToken, ProgressCallback
-from spar_desktop.ui.library_ops import ScanSummary
 
 
 @dataclass(frozen=True)
@@ -27,6 +28,10 @@ class SampleImport:
     taxonomy_tags: int
     assigned: int
     problems: tuple[str, ...]
+
+    @property
+    def changes(self) -> Changes:
+        return Changes(files=True, tags=True)  # files indexed, taxonomy and date tags
 
     def describe(self) -> str:
         return (f"Sample corpus ready: {self.scan.new + self.scan.changed + self.scan.unchanged} files indexed, "

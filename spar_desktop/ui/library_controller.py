@@ -1,8 +1,10 @@
 """Everything the main window asks of the metadata index, as tasks on the TaskRunner.
 
 The controller owns the current tag filter, turns drops/adds/watch events into scan tasks,
-and refreshes tree, table, issues and summary after anything changes. Widgets only receive
-the frozen results through its signals, so they can be tested (and replaced) separately.
+and refreshes tree, table, issues and summary when the task runner announces that files or tags
+changed (``TaskRunner.changed``: a scan, a tag edit, a taxonomy import, a review decision, in
+this window or one of its dialogs). Widgets only receive the frozen results through its signals,
+so they can be tested (and replaced) separately.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from typing import Callable, Iterable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
+from spar_desktop.core.changes import NOTHING, Changes
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.library.queries import FileFilter
+from spar_desktop.core.library.tag_edits import TagEdit
 from spar_desktop.ui import library_ops as ops
 from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, SampleImport, import_sample_corpus, sample_corpus_dir
 from spar_desktop.ui.process_ops import scan_op
@@ -26,6 +30,7 @@ from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
 from spar_desktop.ui.watcher import FolderWatcher
 
 log = logging.getLogger(__name__)
+USER_SCAN = Changes(files=True)  # roots, statuses and issues; new files also bring tags (ScanSummary.changes)
 
 
 class LibraryController(QObject):
@@ -34,8 +39,9 @@ class LibraryController(QObject):
     issues_loaded = Signal(object)  # Issues
     summary_loaded = Signal(object)  # LibrarySummary
     scan_finished = Signal(object)  # ScanSummary
+    files_changed = Signal(object)  # ScanSummary of a scan that added, changed or removed files
     sample_imported = Signal(object)  # SampleImport
-    tags_changed = Signal()  # a tag was applied/removed: details of the selection are stale
+    tags_changed = Signal()  # tags changed (an edit, an import, a scan): details of the selection are stale
     status = Signal(str)  # one line for the status bar
     error = Signal(str, str)  # (message, details) of a failed user action
     tagging_finished = Signal(object)  # TaggingReport: tag suggestions changed
@@ -67,6 +73,18 @@ class LibraryController(QObject):
         self.auto_tagging: Optional[bool] = False
         self.settings_provider: Callable[[], Optional[Settings]] = lambda: library.settings
         self._pending_rescans: set[str] = set()
+        runner.changed.connect(self._changed)
+
+    def _changed(self, changes: Changes) -> None:
+        """Reload what shows the parts that changed (the runner's one notification)."""
+        if changes.files:
+            self.refresh_all()  # summary, tags, files and issues in one task
+        elif changes.tags:
+            self.reload_tags()
+            if self.tag_groups:
+                self.reload_files()  # the filter's files changed with their tags
+        if changes.tags:
+            self.tags_changed.emit()
 
     def _auto_tagging(self) -> bool:
         if self.auto_tagging is not None:
@@ -89,10 +107,6 @@ class LibraryController(QObject):
         self.runner.run(partial(ops.load_everything, self.library, flt, self.sort), title="Refreshing the library",
                         key="refresh", visible=False, on_success=loaded, on_failure=self._failed)
 
-    def reload_summary(self) -> None:
-        self.runner.run(partial(ops.load_summary, self.library), title="Reading the library", key="summary",
-                        visible=False, on_success=self._summary_loaded, on_failure=self._failed)
-
     def reload_tags(self) -> None:
         self.runner.run(partial(ops.load_tags, self.library), title="Loading tags", key="tags",
                         visible=False, on_success=lambda value: self.tags_loaded.emit(value), on_failure=self._failed)
@@ -103,10 +117,6 @@ class LibraryController(QObject):
         return self.runner.run(partial(ops.load_files, self.library, flt, sort=self.sort), title="Loading files", key="files",
                                on_success=lambda rows: self.files_loaded.emit(rows, description),
                                on_failure=self._failed)
-
-    def reload_issues(self) -> None:
-        self.runner.run(partial(ops.load_issues, self.library), title="Loading issues", key="issues",
-                        visible=False, on_success=lambda value: self.issues_loaded.emit(value), on_failure=self._failed)
 
     def set_tag_filter(self, groups: tuple[frozenset[int], ...], description: str) -> None:
         self.tag_groups, self.filter_description = tuple(groups), description
@@ -146,7 +156,7 @@ class LibraryController(QObject):
         return self.runner.run(scan_op(self.library, files), title=f"Indexing {len(files)} files",
                                key="scan-files:" + "\n".join(sorted(files)),
                                on_success=lambda summary: self._scan_done(summary, "", False),
-                               on_failure=self._failed)
+                               on_failure=self._failed, changes=USER_SCAN)
 
     def root_of(self, folder: str) -> str:
         roots = self.summary.roots if self.summary else ()
@@ -167,22 +177,24 @@ class LibraryController(QObject):
         name = os.path.basename(folder.rstrip(os.sep)) or folder  # a folder's or a single file's
         title = f"Updating {name}" if from_watch else f"Indexing {name}"
         self._scan_targets[key] = folder
+        # A scan the user asked for shows its roots and statuses whatever it found; a watch event's
+        # reloads only when its ScanSummary reports changed files (summary.changes).
         return self.runner.run(scan_op(self.library, (folder,)), title=title, key=key,
                                on_success=lambda summary: self._scan_done(summary, root, from_watch),
-                               on_failure=self._failed)
+                               on_failure=self._failed, changes=NOTHING if from_watch else USER_SCAN)
 
     def rescan_all(self) -> None:
         for root in (self.summary.roots if self.summary else ()):
             self.start_scan(root)
 
     def _scan_done(self, summary: ops.ScanSummary, root: str, from_watch: bool) -> None:
-        quiet = from_watch and not (summary.new or summary.changed or summary.missing or summary.restored)
-        if not quiet:
+        if not from_watch or summary.files_changed:
             self.status.emit(summary.describe())
-            self.refresh_all()
         for note in summary.notes:
             log.info("scan note: %s", note)
         self.scan_finished.emit(summary)
+        if summary.files_changed:
+            self.files_changed.emit(summary)  # e.g. the relation graph brings itself up to date
         if self._auto_tagging() and not summary.cancelled and (summary.new or summary.changed or summary.restored):
             self.start_tagging()  # after the scan, never inside it: the scan stays fast
         if root in self._pending_rescans:
@@ -201,12 +213,11 @@ class LibraryController(QObject):
             self.status.emit(result.describe())
             for p in result.problems:
                 log.info("sample import: %s", p)
-            self.refresh_all()
-            self.sample_imported.emit(result)
+            self.sample_imported.emit(result)  # its Changes reload the views
 
         return self.runner.run(partial(import_sample_corpus, self.library, source, target),
                                title="Importing the sample corpus", key=f"scan:{os.path.realpath(target)}",
-                               on_success=done, on_failure=self._failed)
+                               on_success=done, on_failure=self._failed, changes=USER_SCAN)
 
     # ------------------------------------------------------------------ tagging
     def tag_files(self, file_ids: tuple[int, ...], tag_id: Optional[int], new_label: Optional[str] = None) -> None:
@@ -214,16 +225,14 @@ class LibraryController(QObject):
             self.status.emit("Select files in the table first")
             return
         self.runner.run(partial(ops.apply_tag, self.library, file_ids, tag_id, new_label), title="Tagging files",
-                        on_success=lambda n: self._tags_edited(f"Tagged {n} file{'s' if n != 1 else ''}"),
-                        on_failure=self._failed)
+                        on_success=self._tags_edited, on_failure=self._failed)
 
     def untag_files(self, file_ids: tuple[int, ...], tag_id: int) -> None:
         if not file_ids:
             self.status.emit("Select files in the table first")
             return
         self.runner.run(partial(ops.remove_tag, self.library, file_ids, tag_id), title="Removing tag",
-                        on_success=lambda n: self._tags_edited(f"Removed the tag from {n} file{'s' if n != 1 else ''}"),
-                        on_failure=self._failed)
+                        on_success=self._tags_edited, on_failure=self._failed)
 
     def start_tagging(self, use_llm: bool = False) -> Optional[TaskHandle]:
         """Summaries and tag suggestions in the background (resumable, cancellable in the task
@@ -249,12 +258,8 @@ class LibraryController(QObject):
         self.runner.run(partial(ops.import_assignments_file, self.library, path), title="Importing tag assignments",
                         on_success=self._tags_edited, on_failure=self._failed)
 
-    def _tags_edited(self, message: str) -> None:
-        self.status.emit(message)
-        self.reload_tags()
-        if self.tag_groups:
-            self.reload_files()
-        self.tags_changed.emit()
+    def _tags_edited(self, edit: TagEdit) -> None:
+        self.status.emit(edit.message)  # its Changes(tags=True) reload tree, table and details
 
     # ------------------------------------------------------------------ shutdown/errors
     def _failed(self, err: TaskError) -> None:

@@ -44,11 +44,6 @@ from spar_desktop.ui.workspace_panel import reveal_in_file_manager
 from spar_desktop.ui.workspace_wiring import WorkspaceFeatures
 
 log = logging.getLogger(__name__)
-STATE_FILE = "ui-state.ini"
-# Settings the running app cannot switch (open database, vector store, loaded encoder, built chunks).
-RESTART_SETTINGS = (("database", "database_url"), ("Chroma server", "chroma_url"),
-                    ("embedding device", "embedding_device"), ("chunk size", "chunk_child_tokens"),
-                    ("parent chunk size", "chunk_parent_tokens"), ("overlap", "chunk_overlap_tokens"))
 
 
 class MainWindow(QMainWindow):
@@ -189,7 +184,7 @@ class MainWindow(QMainWindow):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("Open log folder", lambda: QDesktopServices.openUrl(
-            QUrl.fromLocalFile(str(self.settings.data_dir / "logs")))))
+            QUrl.fromLocalFile(str(self.settings.layout.logs)))))
         help_menu.addAction(self._action("About SPAR Desktop", self.about))
 
         bar = self.addToolBar("Main")
@@ -243,7 +238,7 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ state
     def state_settings(self) -> QSettings:
-        return QSettings(str(self.settings.data_dir / STATE_FILE), QSettings.Format.IniFormat)
+        return QSettings(str(self.settings.layout.window_state), QSettings.Format.IniFormat)
 
     def _restore_state(self) -> None:
         window_state.restore(self, self.state_settings())  # only a layout that fits the screen
@@ -365,6 +360,11 @@ class MainWindow(QMainWindow):
             menu.addAction(act)
         menu.addSeparator()
         menu.addAction("Tag selected files…", lambda: self.tag_selected_files(None))
+        record = self.file_panel.current_record()
+        related = menu.addAction("Show related files in graph",
+                                 lambda: record is not None and self.relations.show_around(record.id))
+        related.setEnabled(record is not None)
+        related.setToolTip("The Relations tab with only this file and the files related to it (1-3 hops)")
         menu.popup(self.file_panel.table.viewport().mapToGlobal(pos))
 
     # ------------------------------------------------------------------ dialogs
@@ -394,8 +394,10 @@ class MainWindow(QMainWindow):
         return dialog
 
     def apply_settings(self, saved: Optional[Settings]) -> None:
-        """Saved settings: the Ollama host and model (chat gets a new client and re-checks the server)
-        and the reading limits apply at once; storage, device and chunking at the next start."""
+        """Saved settings reach every holder at once: this window's (the viewer, dialogs and the
+        tag features read it), the library's (scans, builds, tag suggestions) and chat's client
+        (a new Ollama host or model, the server re-checked); storage, device and chunking wait for
+        the next start."""
         if saved is None:
             return
         if saved.data_dir != self.settings.data_dir:
@@ -403,13 +405,14 @@ class MainWindow(QMainWindow):
                 f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
                 "(or set SPAR_DATA_DIR) to use it.", 30000)
             return
-        from spar_desktop.ui.settings_dialog import apply_reading_settings, reading_changed
+        from spar_desktop.ui.settings_dialog import apply_live_settings, reading_changed, restart_changes
 
-        restart = [label for label, field in RESTART_SETTINGS if getattr(saved, field) != getattr(self.settings, field)]
-        reading = reading_changed(self.settings, saved)
-        self.settings = saved
-        apply_reading_settings(self.library, saved)
-        server = self.chat.apply_settings(saved)
+        old, self.settings = self.settings, saved
+        restart = restart_changes(old, saved)
+        reading = reading_changed(old, saved)
+        server = (old.ollama_host, old.ollama_model) != (saved.ollama_host, saved.ollama_model)
+        apply_live_settings(self.library, saved)
+        self.chat.apply_settings()  # reads self.settings
         text = "Settings saved" + (f"; now using Ollama at {saved.ollama_host}" if server else "")
         text += "; the next scan and build use the new reading limits" if reading else ""
         if restart:

@@ -20,9 +20,11 @@ import os
 import sys
 import time
 import traceback
+from functools import partial
 from typing import Any, Callable, Optional
 
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.overview import scan_paths
 from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback
 
 POLL_S = 0.05
@@ -38,7 +40,7 @@ def _context() -> multiprocessing.context.BaseContext:
         if "forkserver" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("forkserver")
             # Warm the server with what every child needs (not __main__, which may be a REPL).
-            ctx.set_forkserver_preload(["spar_desktop.ui.process_ops", "spar_desktop.ui.library_ops"])
+            ctx.set_forkserver_preload(["spar_desktop.ui.process_ops", "spar_desktop.core.library.overview"])
             _CONTEXT = ctx
         else:
             _CONTEXT = multiprocessing.get_context("spawn")
@@ -62,7 +64,7 @@ def subprocesses_usable() -> bool:
     return bool(spec_name) or (path is not None and os.path.isfile(path))
 
 
-class ChildProcessError(RuntimeError):
+class HelperProcessError(RuntimeError):
     """The op raised in the child; the message is the child's, the traceback is attached."""
 
     def __init__(self, message: str, child_traceback: str) -> None:
@@ -127,7 +129,7 @@ def in_subprocess(target: Callable, *args: Any) -> Callable[[ProgressCallback, C
                     raise Cancelled()
                 else:
                     message, child_tb = payload
-                    raise ChildProcessError(message, child_tb)
+                    raise HelperProcessError(message, child_tb)
         finally:
             receiver.close()
             proc.join(timeout=10)
@@ -142,8 +144,6 @@ def in_subprocess(target: Callable, *args: Any) -> Callable[[ProgressCallback, C
 def scan_in_child(settings, paths: tuple[str, ...], progress: ProgressCallback, cancel: CancelToken):
     """Open the same index in the child and scan there (SQLite WAL / PostgreSQL handle the
     concurrent readers in the UI process)."""
-    from spar_desktop.ui.library_ops import scan_paths
-
     library = Library.open(settings)
     try:
         return scan_paths(library, paths, progress, cancel)
@@ -156,9 +156,5 @@ def scan_op(library: Library, paths: tuple[str, ...]) -> Callable[[ProgressCallb
     settings = library.settings
     url = settings.resolved_database_url if settings is not None else ""
     if settings is None or url in ("sqlite://", "sqlite:///:memory:") or not subprocesses_usable():
-        from functools import partial
-
-        from spar_desktop.ui.library_ops import scan_paths
-
         return partial(scan_paths, library, paths)  # e.g. an in-memory index only this process has
     return in_subprocess(scan_in_child, settings, tuple(paths))

@@ -32,7 +32,7 @@ import sys
 from dataclasses import replace
 from typing import Callable
 
-from spar_desktop.core.config import Settings, env_flag
+from spar_desktop.core.config import Settings
 
 log = logging.getLogger(__name__)
 CHROMA_MODULES = ("chromadb", "chromadb.api.rust")  # not when the helper process hosts Chroma
@@ -68,8 +68,9 @@ def freeze_long_lived() -> None:
 
 def app_settings(settings: Settings) -> Settings:
     """The desktop app's settings: Chroma in a helper process (core/retrieval/chroma_host.py),
-    unless SPAR_CHROMA_PROCESS=0 keeps it in this process."""
-    return replace(settings, chroma_process=env_flag(os.environ.get("SPAR_CHROMA_PROCESS", "1")))
+    unless the settings already decided (SPAR_CHROMA_PROCESS, read by load_settings). The app
+    itself loads its settings with ``load_settings(app=True)``, which does the same."""
+    return settings if settings.chroma_process is not None else replace(settings, chroma_process=True)
 
 
 def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _name: None) -> list[str]:
@@ -93,7 +94,8 @@ def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _nam
 
 def encoder_threads() -> int:
     """Threads for bulk encoding in the app: all cores but one (the UI thread's), unless the user
-    set OMP_NUM_THREADS."""
+    set OMP_NUM_THREADS (OpenMP's own variable, which ONNX Runtime honours too: not a SPAR setting,
+    so it is read here rather than in load_settings)."""
     if "OMP_NUM_THREADS" in os.environ:
         try:
             return max(1, int(os.environ["OMP_NUM_THREADS"]))

@@ -28,11 +28,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.core.config import Settings, SettingsError
+from spar_desktop.core.config import STORED_FIELDS, Settings, SettingsError
 from spar_desktop.core.library.database import Library
 
+# Settings the running app cannot switch (open database, vector store, loaded encoder, built chunks).
+RESTART_SETTINGS = (("database", "database_url"), ("Chroma server", "chroma_url"),
+                    ("embedding device", "embedding_device"), ("chunk size", "chunk_child_tokens"),
+                    ("parent chunk size", "chunk_parent_tokens"), ("overlap", "chunk_overlap_tokens"))
+# Every other preference applies as soon as it is saved: whoever holds the settings reads them
+# when it acts (the window's, the library's that scans and builds read, chat's client).
+LIVE_FIELDS = tuple(sorted(STORED_FIELDS - {f for _label, f in RESTART_SETTINGS}))
 # Settings ▸ Reading files: the per-file budget and OCR, read by every scan and build (and the
-# viewer), so they apply as soon as they are saved. Ranges are Settings.validate's bounds.
+# viewer). Ranges are Settings.validate's bounds.
 READING_FIELDS = ("ocr_enabled", "extract_max_text_mb", "extract_max_seconds", "archive_max_inflated_mb",
                   "auto_tagging")
 TEXT_MB_RANGE, SECONDS_RANGE, ARCHIVE_MB_RANGE = (1, 10_000), (1, 86_400), (1, 100_000)
@@ -42,11 +49,17 @@ def reading_changed(old: Settings, new: Settings) -> bool:
     return any(getattr(old, f) != getattr(new, f) for f in READING_FIELDS)
 
 
-def apply_reading_settings(library: Library, saved: Settings) -> None:
-    """Give the open library the new reading limits (the next scan and build read them from
-    library.settings); only these fields: chunking and storage still wait for a restart."""
+def restart_changes(old: Settings, new: Settings) -> list[str]:
+    """Labels of the saved changes that wait for a restart."""
+    return [label for label, f in RESTART_SETTINGS if getattr(old, f) != getattr(new, f)]
+
+
+def apply_live_settings(library: Library, saved: Settings) -> None:
+    """Give the open library every preference that applies without a restart (the next scan,
+    build, tag suggestion or LLM call reads them from library.settings); storage, device and
+    chunking keep their running values until a restart."""
     if library.settings is not None:
-        library.settings = replace(library.settings, **{f: getattr(saved, f) for f in READING_FIELDS})
+        library.settings = replace(library.settings, **{f: getattr(saved, f) for f in LIVE_FIELDS})
 
 
 def _bounded_spin(value: int, bounds: tuple[int, int], tip: str) -> QSpinBox:

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.tagging import review
@@ -37,6 +38,7 @@ from spar_desktop.ui.tasks import TaskError, TaskRunner
 JOB_KEY = "tag-suggestions"
 COLUMNS = ("Score", "Tag", "File", "From")
 SOURCE_NAMES = {"auto": "similar files / tag text", "llm": "LLM"}
+TAGS = Changes(tags=True)  # a decision confirms or rejects assignments: the tree, table and details reload
 
 
 # -- ops (worker thread; frozen values back) ------------------------------------------------------
@@ -48,7 +50,7 @@ def tagging_op(library: Library, settings: Settings, use_llm: bool, progress, ca
 
     classify = None
     if use_llm:
-        from spar_desktop.core.chat.helpers import ollama_generator
+        from spar_desktop.core.chat.ollama_tasks import ollama_generator
         from spar_desktop.core.tagging.llm import classifier
 
         generate, _why_not = ollama_generator(settings, json_format=True)
@@ -222,12 +224,13 @@ class TagReviewDialog(QDialog):
         pairs = self.selected_pairs()
         if pairs:
             self.runner.run(partial(decide_op, self.library, action, pairs), title="Reviewing tag suggestions",
-                            on_success=self._done, on_failure=self._failed)
+                            on_success=self._done, on_failure=self._failed, changes=TAGS)
 
     def _accept_above(self) -> None:
         self.runner.run(partial(accept_above_op, self.library, self.threshold.value(), self.current_tag(),
                                 self.file_id),
-                        title="Accepting tag suggestions", on_success=self._done, on_failure=self._failed)
+                        title="Accepting tag suggestions", on_success=self._done, on_failure=self._failed,
+                        changes=TAGS)
 
     def _done(self, message: str) -> None:
         self.status.setText(message)
@@ -271,4 +274,5 @@ class TagSuggestions(QObject):
         return self.dialog
 
     def _decided(self) -> None:
-        self.window.controller._tags_edited("Tag suggestions reviewed")  # tree, table and details reload
+        # The runner announced the decision's Changes(tags=True): tree, table and details reload.
+        self.window.controller.status.emit("Tag suggestions reviewed")

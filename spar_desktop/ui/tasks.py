@@ -12,6 +12,16 @@ immutable value (Progress, frozen dataclasses, tuples); the worker never sees a 
 
 Starting a task with a ``key`` that is already running cancels the older task and drops its
 late result, so rapid re-filtering or page flipping only ever shows the newest answer.
+
+Coroutine ops (chat's streamed answers) go through the same runner: ``run_coroutine`` awaits
+``op(progress, cancel)`` on the qasync loop as one task with the same handle, task list entry,
+cancel, callbacks and shutdown as the pool's.
+
+What changed is announced in one place: when a task ends, ``changed`` carries the ``Changes`` its
+result reports (``result.changes``: a scan's summary, a build's report, a tag edit) merged with
+the ``changes=`` the caller declared for ops whose result says nothing (archive, delete). Declared
+changes are announced however the task ended (a failed or cancelled scan or build has committed
+part of its work); a result's only on success. Controllers subscribe and reload what they show.
 """
 
 from __future__ import annotations
@@ -24,16 +34,19 @@ import os
 import time
 import traceback
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, Optional, TypeVar
+from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar
 
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
+from spar_desktop.core.changes import NOTHING, Changes, changes_of
 from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback
+from spar_desktop.core.storage_errors import storage_failure
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 Op = Callable[[ProgressCallback, CancelToken], T]
+AsyncOp = Callable[[ProgressCallback, CancelToken], Awaitable[T]]
 
 # At most this many progress signals per second per task: a scanner reports once per folder,
 # which on a share of small folders is thousands per second and would flood the event loop.
@@ -60,8 +73,6 @@ class TaskError:
 
     @classmethod
     def from_exception(cls, title: str, exc: BaseException) -> "TaskError":
-        from spar_desktop.core.storage_errors import storage_failure
-
         message = storage_failure(exc) or str(exc) or type(exc).__name__  # a full disk in words, not SQL
         details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         return cls(title, message, details, exc)
@@ -127,6 +138,7 @@ class TaskHandle(QObject, Generic[T]):
         self.error: Optional[TaskError] = None
         self.started_at = time.monotonic()
         self._signals: Optional[_WorkerSignals] = None
+        self._future: Optional[asyncio.Future] = None  # a coroutine op's task on the loop
 
     @property
     def done(self) -> bool:
@@ -146,6 +158,7 @@ class TaskRunner(QObject):
     task_started = Signal(object)  # TaskHandle
     task_finished = Signal(object)  # TaskHandle (any final state)
     task_failed = Signal(object)  # TaskError, for failures without their own on_failure
+    changed = Signal(object)  # Changes: what a finished task wrote (see the module docstring)
 
     def __init__(self, parent: Optional[QObject] = None, max_threads: Optional[int] = None) -> None:
         super().__init__(parent)
@@ -164,22 +177,15 @@ class TaskRunner(QObject):
             on_failure: Optional[Callable[[TaskError], None]] = None,
             on_progress: Optional[Callable[[Progress], None]] = None,
             on_cancelled: Optional[Callable[[], None]] = None,
-            key: Optional[str] = None, visible: bool = True) -> TaskHandle[T]:
+            key: Optional[str] = None, visible: bool = True, changes: Changes = NOTHING) -> TaskHandle[T]:
         """Start ``op(progress, cancel)`` on the pool; see the module docstring.
 
         ``visible=False`` keeps quick housekeeping (table reloads) out of the task list.
+        ``changes``: what the op may write, announced on ``changed`` when it ends.
         """
-        handle: TaskHandle[T] = TaskHandle(next(self._ids), title, key, visible, self)
-        if self._closed:  # a timer firing while the window closes: nothing to do, nothing to show
-            log.debug("not starting %r: the runner is shut down", title)
-            handle.token.cancel()
-            handle.state = TaskState.CANCELLED
+        handle = self._new_handle(title, key, visible)
+        if handle.done:
             return handle
-        if key is not None:
-            older = self._latest.get(key)
-            if older is not None and not older.done:
-                self._supersede(older)
-            self._latest[key] = handle
         signals = _WorkerSignals(handle)
         handle._signals = signals  # keep the QObject alive until the worker's last emit
 
@@ -200,12 +206,54 @@ class TaskRunner(QObject):
             if handle.state is TaskState.SUPERSEDED or self._closed:
                 log.debug("dropping late result of %r", handle.title)
                 return  # already announced as finished when superseded
-            self._deliver(handle, outcome, on_success, on_failure, on_cancelled)
+            self._deliver(handle, outcome, on_success, on_failure, on_cancelled, changes)
 
         signals.progress.connect(progressed, Qt.ConnectionType.QueuedConnection)
         signals.finished.connect(finished, Qt.ConnectionType.QueuedConnection)
         self._running[handle.task_id] = handle
         self._pool.start(_Worker(op, title, handle.token, signals))
+        self.task_started.emit(handle)
+        return handle
+
+    def run_coroutine(self, op: AsyncOp[T], *, title: str,
+                      on_success: Optional[Callable[[T], None]] = None,
+                      on_failure: Optional[Callable[[TaskError], None]] = None,
+                      on_progress: Optional[Callable[[Progress], None]] = None,
+                      on_cancelled: Optional[Callable[[], None]] = None,
+                      key: Optional[str] = None, visible: bool = True, changes: Changes = NOTHING) -> TaskHandle[T]:
+        """Await ``op(progress, cancel)`` on the running asyncio (qasync) loop as a task of this
+        runner: the op runs on the UI thread between awaits (streaming into widgets is fine, blocking
+        is not) and polls ``cancel`` like any op; cancelling the handle sets it, shutdown also
+        cancels the asyncio task. Callbacks, ``key`` and ``changes`` work as in ``run``."""
+        handle = self._new_handle(title, key, visible)
+        if handle.done:
+            return handle
+
+        def report(p: Progress) -> None:
+            if handle.state is TaskState.SUPERSEDED or self._closed:
+                return
+            handle.progress = p
+            if handle.state is TaskState.RUNNING and on_progress is not None:
+                on_progress(p)
+            handle.progress_changed.emit(p)
+
+        async def main() -> None:
+            try:
+                outcome = _Outcome(value=await op(report, handle.token))
+            except (Cancelled, asyncio.CancelledError):
+                outcome = _Outcome(cancelled=True)
+            except Exception as exc:  # noqa: BLE001 - every failure must reach the UI, never the loop
+                log.warning("task %r failed", title, exc_info=True)
+                outcome = _Outcome(error=TaskError.from_exception(title, exc))
+            self._running.pop(handle.task_id, None)
+            if self._latest.get(key) is handle:  # type: ignore[arg-type]
+                del self._latest[key]  # type: ignore[arg-type]
+            if handle.state is TaskState.SUPERSEDED or self._closed:
+                return
+            self._deliver(handle, outcome, on_success, on_failure, on_cancelled, changes)
+
+        self._running[handle.task_id] = handle
+        handle._future = asyncio.ensure_future(main())
         self.task_started.emit(handle)
         return handle
 
@@ -257,17 +305,36 @@ class TaskRunner(QObject):
         """Cancel everything, drop late results and wait for the workers (window close)."""
         for handle in list(self._running.values()):
             handle.token.cancel()
+            if handle._future is not None and not handle._future.done():
+                handle._future.cancel()  # a coroutine op: its loop may not run again
         self._closed = True
         return self._pool.waitForDone(wait_ms)
 
     # ------------------------------------------------------------------ internals
+    def _new_handle(self, title: str, key: Optional[str], visible: bool) -> TaskHandle:
+        """A handle for a new task, registered under ``key`` (superseding an older one); already
+        CANCELLED when the runner is shut down (a timer firing while the window closes)."""
+        handle: TaskHandle = TaskHandle(next(self._ids), title, key, visible, self)
+        if self._closed:
+            log.debug("not starting %r: the runner is shut down", title)
+            handle.token.cancel()
+            handle.state = TaskState.CANCELLED
+            return handle
+        if key is not None:
+            older = self._latest.get(key)
+            if older is not None and not older.done:
+                self._supersede(older)
+            self._latest[key] = handle
+        return handle
+
     def _supersede(self, handle: TaskHandle) -> None:
         handle.token.cancel()
         handle.state = TaskState.SUPERSEDED
         handle.finished.emit()
         self.task_finished.emit(handle)
 
-    def _deliver(self, handle: TaskHandle, outcome: _Outcome, on_success, on_failure, on_cancelled) -> None:
+    def _deliver(self, handle: TaskHandle, outcome: _Outcome, on_success, on_failure, on_cancelled,
+                 changes: Changes = NOTHING) -> None:
         try:
             if outcome.error is not None:
                 handle.state, handle.error = TaskState.FAILED, outcome.error
@@ -290,3 +357,10 @@ class TaskRunner(QObject):
             log.debug("task %r %s in %.2fs", handle.title, handle.state.value, time.monotonic() - handle.started_at)
             handle.finished.emit()
             self.task_finished.emit(handle)
+            self._announce(changes | (changes_of(outcome.value) if outcome.error is None else NOTHING))
+
+    def _announce(self, changes: Changes) -> None:
+        """The one place a finished task's changes reach the views (after its own callbacks)."""
+        if changes and not self._closed:
+            log.debug("changed: %s", ", ".join(changes.names()))
+            self.changed.emit(changes)

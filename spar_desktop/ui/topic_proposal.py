@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget,
 )
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.tagging.proposal import AcceptReport, Proposal, ProposalError
 from spar_desktop.ui.tasks import TaskError, TaskRunner
@@ -28,7 +29,7 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 # ---------------------------------------------------------------- ops (worker thread, no widgets)
 def _ollama_namer(settings: Any):
     """A namer on the settings' Ollama server, or None when it does not answer."""
-    from spar_desktop.core.chat.helpers import ollama_generator
+    from spar_desktop.core.chat.ollama_tasks import ollama_generator
     from spar_desktop.core.tagging.hierarchy import naming_prompt
 
     generate, _why_not = ollama_generator(settings)
@@ -256,7 +257,7 @@ class TopicProposalDialog(QDialog):
             return
         self.accept_button.setEnabled(False)
         self.runner.run(partial(accept_op, self.library, self.data_dir, self.kept()), title="Adding topics to the tags",
-                        on_success=self._accepted, on_failure=self._failed)
+                        on_success=self._accepted, on_failure=self._failed, changes=Changes(tags=True))
 
     def _accepted(self, result: tuple[Proposal, AcceptReport]) -> None:
         proposal, report = result
@@ -279,11 +280,11 @@ class TopicProposalDialog(QDialog):
 
 
 def open_topic_proposal(window: Any) -> TopicProposalDialog:
-    """Open the dialog for a MainWindow (non-modal); accepting reloads the window's tag tree."""
+    """Open the dialog for a MainWindow (non-modal); accepting announces Changes(tags=True) on the
+    window's task runner, which reloads its tag tree."""
     dialog = getattr(window, "_topic_proposal", None)
     if dialog is None:
         dialog = TopicProposalDialog(window.runner, window.library, window.settings, window)
-        dialog.tags_changed.connect(lambda _report: window.controller.reload_tags())
         window._topic_proposal = dialog
     dialog.show()
     dialog.raise_()

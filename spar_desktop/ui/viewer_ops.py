@@ -156,7 +156,8 @@ def new_scratch_root() -> str:
 def copy_member(path: str, root: str, budget: Optional[ExtractionBudget],
                 progress: ProgressCallback, cancel: CancelToken) -> MemberCopy:
     """Copy the child document ``path`` out of its container(s) into a new folder under ``root``."""
-    from spar_desktop.core.documents.virtual import is_virtual, materialize_into
+    from spar_desktop.core.documents.materialize import materialize_into
+    from spar_desktop.core.documents.virtual import is_virtual
 
     if not is_virtual(path):
         raise ValueError(f"{path} is not inside an archive or a mail")

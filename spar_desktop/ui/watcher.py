@@ -169,24 +169,6 @@ class FolderWatcher(QObject):
         timer.start()
         self.not_fully_watched.emit(root)
 
-    def unwatch(self, root: str) -> None:
-        root = os.path.realpath(root)
-        poll = self._polls.pop(root, None)
-        if poll is not None:
-            poll.stop()
-        if self._inotify is not None:
-            self._inotify.remove_root(root)
-        with self._lock:
-            watch = self._watches.pop(root, None)
-        if self._inotify is None and watch is not None and self._observer is not None:
-            try:
-                self._observer.unschedule(watch)
-            except (KeyError, OSError):
-                pass
-        timer = self._timers.pop(root, None)
-        if timer is not None:
-            timer.stop()
-
     def stop(self) -> None:
         for timer in list(self._timers.values()) + list(self._polls.values()):
             timer.stop()

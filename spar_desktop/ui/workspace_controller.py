@@ -3,21 +3,30 @@
 Owns the window's one ``WorkspaceService`` (created in a background task; the encoder inside it
 loads on first use, or early through ``warm_up``), the list of workspaces, which one is current
 (it scopes search and chat), builds with progress and cancel, and latest-wins searches.
-Widgets only see frozen values through its signals.
+Widgets only see frozen values through its signals. The list reloads when the task runner
+announces that workspaces changed (``TaskRunner.changed``), whichever operation changed them.
 """
 
 from __future__ import annotations
 
 import logging
 from functools import partial
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from PySide6.QtCore import QObject, Signal
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui import workspace_ops as ops
 from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
+
+if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspace_ops.py)
+    from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
+    from spar_desktop.core.workspaces.manager import WorkspaceInfo
+    from spar_desktop.core.workspaces.sparws import WorkspaceImportReport
+
+WORKSPACES = Changes(workspaces=True)
 
 log = logging.getLogger(__name__)
 
@@ -28,10 +37,10 @@ def build_key(name: str) -> str:
 
 class WorkspaceController(QObject):
     ready = Signal()  # the service exists: workspace actions can start
-    workspaces_loaded = Signal(object)  # tuple[WorkspaceRow, ...]
-    current_changed = Signal(object)  # Optional[WorkspaceRow]
+    workspaces_loaded = Signal(object)  # tuple[WorkspaceInfo, ...]
+    current_changed = Signal(object)  # Optional[WorkspaceInfo]
     build_progress = Signal(str, object)  # name, Progress
-    build_finished = Signal(str, object)  # name, Optional[BuildSummary] (None: failed)
+    build_finished = Signal(str, object)  # name, Optional[WorkspaceBuildReport] (None: failed)
     search_started = Signal(str)  # query
     search_finished = Signal(object)  # WorkspaceResults
     search_failed = Signal(str)
@@ -44,14 +53,18 @@ class WorkspaceController(QObject):
         self.library = library
         self.runner = runner
         self.service: Optional[ops.WorkspaceService] = None
-        self.rows: tuple[ops.WorkspaceRow, ...] = ()
-        self.current: Optional[ops.WorkspaceRow] = None
+        self.rows: tuple[WorkspaceInfo, ...] = ()
+        self.current: Optional[WorkspaceInfo] = None
         self.last_results = None  # WorkspaceResults of the latest search
         self._warm: Optional[TaskHandle] = None
-        self._pending: list[Callable[[], None]] = []
         # ERMConfig for feedback (None: the core default); tests use a small batch to close rounds.
         self.erm_config: Any = None
         self._learned_hits: set[tuple[Optional[int], str]] = set()  # (log id, chunk key) already credited
+        runner.changed.connect(self._changed)
+
+    def _changed(self, changes: Changes) -> None:
+        if changes.workspaces:
+            self.refresh()
 
     # ------------------------------------------------------------------ service
     def start(self) -> None:
@@ -62,15 +75,6 @@ class WorkspaceController(QObject):
         self.service = service
         self.ready.emit()
         self.refresh()
-        pending, self._pending = self._pending, []
-        for fn in pending:
-            fn()
-
-    def when_ready(self, fn: Callable[[], None]) -> None:
-        if self.service is not None:
-            fn()
-        else:
-            self._pending.append(fn)
 
     def warm_up(self) -> None:
         """Load the encoder and tag index in the background (once): the first preview, build or
@@ -86,7 +90,7 @@ class WorkspaceController(QObject):
         self.runner.run(partial(ops.list_workspaces, self.service), title="Loading workspaces", key="ws-list",
                         visible=False, on_success=self._loaded, on_failure=self._failed)
 
-    def _loaded(self, rows: tuple[ops.WorkspaceRow, ...]) -> None:
+    def _loaded(self, rows: tuple[WorkspaceInfo, ...]) -> None:
         self.rows = rows
         self.workspaces_loaded.emit(rows)
         if self.current is not None:
@@ -96,7 +100,7 @@ class WorkspaceController(QObject):
                 self.current_changed.emit(row)
                 self.refresh_learning()  # built, archived or reactivated: which keys count changed
 
-    def row(self, name: Optional[str]) -> Optional[ops.WorkspaceRow]:
+    def row(self, name: Optional[str]) -> Optional[WorkspaceInfo]:
         if name is None:
             return None
         return next((r for r in self.rows if r.name.casefold() == name.casefold()), None)
@@ -118,26 +122,24 @@ class WorkspaceController(QObject):
         if self.service is None or self.is_building(name):
             return None
 
-        def done(summary: ops.BuildSummary) -> None:
-            self.status.emit(summary.describe())
-            for note in summary.notes:
+        def done(report: WorkspaceBuildReport) -> None:
+            self.status.emit(report.describe())
+            for note in report.notes:
                 log.info("build note (%s): %s", name, note)
-            self.build_finished.emit(name, summary)
-            self.refresh()
+            self.build_finished.emit(name, report)
 
         def failed(err: TaskError) -> None:
             self._failed(err)
             self.build_finished.emit(name, None)
-            self.refresh()
 
         def cancelled() -> None:
             self.status.emit(f"Build of '{name}' cancelled")
             self.build_finished.emit(name, None)
-            self.refresh()
 
+        # However it ends, the row's status changed (WORKSPACES reloads the list).
         handle = self.runner.run(partial(ops.build_workspace, self.service, name), title=title or f"Building {name}",
                                  key=build_key(name), on_progress=lambda p: self.build_progress.emit(name, p),
-                                 on_success=done, on_failure=failed, on_cancelled=cancelled)
+                                 on_success=done, on_failure=failed, on_cancelled=cancelled, changes=WORKSPACES)
         self.build_progress.emit(name, Progress(0, None, "starting"))
         self.refresh()  # the row now says 'building'
         return handle
@@ -166,10 +168,9 @@ class WorkspaceController(QObject):
         if self.service is None:
             return None
 
-        def done(summary: ops.ImportSummary) -> None:
-            self.status.emit(summary.describe())
-            self.refresh()
-            self.select_later(summary.name)
+        def done(report: WorkspaceImportReport) -> None:
+            self.status.emit(report.describe())
+            self.select_later(report.name)
 
         return self.runner.run(partial(ops.import_workspace, self.service, path), title="Importing a workspace",
                                on_success=done, on_failure=self._failed)
@@ -177,12 +178,11 @@ class WorkspaceController(QObject):
     def save_filter(self, name: str, flt, on_saved: Optional[Callable] = None) -> Optional[TaskHandle]:
         def done(explanation) -> None:
             self.status.emit(f"Saved the filter of '{name}': {explanation.admitted} files; build to update it")
-            self.refresh()
             if on_saved is not None:
                 on_saved(explanation)
 
         return self.runner.run(partial(ops.save_filter, self.service, name, flt), title=f"Saving the filter of {name}",
-                               on_success=done, on_failure=self._failed)
+                               on_success=done, on_failure=self._failed, changes=WORKSPACES)
 
     def select_later(self, name: str) -> None:
         """Select ``name`` once the list that contains it has loaded."""
@@ -197,11 +197,8 @@ class WorkspaceController(QObject):
         if self.service is None:
             return None
 
-        def done(_value) -> None:
-            self.status.emit(message)
-            self.refresh()
-
-        return self.runner.run(op, title=title, on_success=done, on_failure=self._failed)
+        return self.runner.run(op, title=title, on_success=lambda _value: self.status.emit(message),
+                               on_failure=self._failed, changes=WORKSPACES)
 
     # ------------------------------------------------------------------ search
     def search(self, query: str, k: int = ops.MAX_HITS) -> Optional[TaskHandle]:
@@ -252,8 +249,8 @@ class WorkspaceController(QObject):
 
     def learn_from_hit(self, results: Any, hit: Any) -> None:
         """An opened search result confirms its chunk for the query (once per search)."""
-        if results is None or not results.query.strip():
-            return
+        if results is None or not results.query.strip() or not hit.chunk_id:
+            return  # no chunk: a file Cover my session added by its cluster, shown by its opening
         key = f"{hit.file_id}#{hit.chunk_id}"
         if (results.log_id, key) in self._learned_hits:
             return

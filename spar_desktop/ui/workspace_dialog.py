@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.ui import workspace_ops as ops
 from spar_desktop.ui.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
 from spar_desktop.ui.tasks import TaskError
@@ -56,7 +57,7 @@ def gui_words(note: str) -> str:
 
 
 class WorkspaceDialog(QDialog):
-    created = Signal(object)  # WorkspaceRow (new) or the saved Explanation (edit)
+    created = Signal(object)  # WorkspaceInfo (new) or the saved Explanation (edit)
     explained = Signal(object)  # Explanation: every preview and re-count (tests wait on it)
 
     def __init__(self, controller: WorkspaceController, parent: Optional[QWidget] = None,
@@ -580,4 +581,4 @@ class WorkspaceDialog(QDialog):
             self._update_buttons()
 
         self.runner.run(partial(ops.create_workspace, c.service, name, flt), title=f"Creating {name}",
-                        on_success=done, on_failure=failed)
+                        on_success=done, on_failure=failed, changes=Changes(workspaces=True))

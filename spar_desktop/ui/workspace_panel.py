@@ -12,7 +12,7 @@ import html
 import os
 import sys
 from datetime import datetime, timezone
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QColor, QDesktopServices
@@ -38,15 +38,18 @@ from PySide6.QtWidgets import (
 
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.search_results import HIT_ROLE, HitDelegate, hit_tooltip
+from spar_desktop.ui.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
+from spar_desktop.ui.session_search import SessionSearch, session_summary
 from spar_desktop.ui.workspace_controller import WorkspaceController
-from spar_desktop.ui.workspace_ops import WorkspaceRow
+
+if TYPE_CHECKING:  # a type only: the workspace modules load on a worker (workspace_ops.py)
+    from spar_desktop.core.workspaces.manager import WorkspaceInfo
 
 STATUS_COLOURS = {"active": "#1e7b34", "building": "#2f6fde", "archived": "#6a7180", "draft": "#a15c00",
                   "error": "#b3261e"}
 
 
-def status_text(row: WorkspaceRow, building: bool) -> str:
+def status_text(row: WorkspaceInfo, building: bool) -> str:
     if building:
         return "building"
     if row.status == "building":  # a build that never finished (the app closed mid-build)
@@ -59,7 +62,7 @@ def local_time(dt: datetime) -> str:
     return f"{dt.replace(tzinfo=timezone.utc).astimezone():%Y-%m-%d %H:%M}"
 
 
-def describe_row(row: WorkspaceRow, chunking: Optional[str] = None) -> str:
+def describe_row(row: WorkspaceInfo, chunking: Optional[str] = None) -> str:
     """The info line; ``chunking`` (from the last build or search) says how the workspace's files
     were cut and scored, chosen from their own lengths (core/retrieval/keyword_units.py)."""
     parts = []
@@ -251,7 +254,12 @@ class WorkspacePanel(QWidget):
         self.search_box.setPlaceholderText("Search in the workspace…")
         self.search_box.setClearButtonEnabled(True)
         self.search_box.returnPressed.connect(lambda: self.controller.search(self.search_box.text()))
-        layout.addWidget(self.search_box)
+        self.session = SessionSearch(self)  # "Cover my session": cluster-expanded search beside plain search
+        search_row = QHBoxLayout()
+        search_row.setSpacing(4)
+        search_row.addWidget(self.search_box, 1)
+        search_row.addWidget(self.session.button)
+        layout.addLayout(search_row)
         self.results_label = QLabel()
         self.results_label.setObjectName("muted")
         self.results_label.setWordWrap(True)
@@ -275,7 +283,7 @@ class WorkspacePanel(QWidget):
         self._update_actions()
 
     # ------------------------------------------------------------------ list
-    def set_rows(self, rows: tuple[WorkspaceRow, ...]) -> None:
+    def set_rows(self, rows: tuple[WorkspaceInfo, ...]) -> None:
         current = self.controller.current.name if self.controller.current else None
         self.list.blockSignals(True)
         self.list.clear()
@@ -298,7 +306,7 @@ class WorkspacePanel(QWidget):
             self.list.setCurrentItem(self.list.topLevelItem(0))  # selects through _item_changed
         self._update_actions()
 
-    def _paint_status(self, item: QTreeWidgetItem, row: WorkspaceRow) -> None:
+    def _paint_status(self, item: QTreeWidgetItem, row: WorkspaceInfo) -> None:
         building = self.controller.is_building(row.name)
         text = status_text(row, building)
         view = shown(self._progress.get(row.name))
@@ -323,7 +331,7 @@ class WorkspacePanel(QWidget):
     def _item_changed(self, item: Optional[QTreeWidgetItem], _previous) -> None:
         self.controller.select(item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None)
 
-    def _current_changed(self, row: Optional[WorkspaceRow]) -> None:
+    def _current_changed(self, row: Optional[WorkspaceInfo]) -> None:
         if row is not None and (self.list.currentItem() is None
                                 or self.list.currentItem().data(0, Qt.ItemDataRole.UserRole) != row.name):
             self.select_workspace(row.name)
@@ -334,7 +342,7 @@ class WorkspacePanel(QWidget):
             self.results.clear()
             self.results.setProperty("workspace", name)
             self.results_label.setText("Search the passages of these files; double-click a result to open it "
-                                       "at its page." if row is not None and row.searchable else "")
+                                       "at its page." if row is not None and row.active else "")
         self.search_box.setPlaceholderText(f"Search in {row.name}…  (Ctrl+K)" if row else "Select a workspace to search it")
         self._update_actions()
 
@@ -355,7 +363,8 @@ class WorkspacePanel(QWidget):
         self.export_action.setEnabled(has and not building)
         self.delete_action.setEnabled(has and not building)
         self.more_button.setEnabled(self.controller.service is not None)
-        self.search_box.setEnabled(has and row.searchable and not building)
+        self.search_box.setEnabled(has and row.active and not building)
+        self.session.set_enabled(self.search_box.isEnabled())
         self.progress_box.setVisible(building)
         self.progress_label.setVisible(building)
         self._show_learning(row, building)
@@ -372,7 +381,7 @@ class WorkspacePanel(QWidget):
             self._learning = stats
             self._show_learning(row, self.controller.is_building(row.name))
 
-    def _show_learning(self, row: Optional[WorkspaceRow], building: bool) -> None:
+    def _show_learning(self, row: Optional[WorkspaceInfo], building: bool) -> None:
         stats = self._learning
         shown = row is not None and stats is not None and row.status in ("active", "archived")
         self.learning_box.setVisible(shown)
@@ -447,14 +456,18 @@ class WorkspacePanel(QWidget):
             self._update_actions()
         self.results.clear()
         self.results.setProperty("workspace", results.workspace)
-        for hit in results.hits:
+        added = getattr(results, "from_cluster", ())  # Cover my session marks what clusters added
+        for i, hit in enumerate(results.hits):
             item = QListWidgetItem()
             item.setData(HIT_ROLE, hit)
-            item.setToolTip(hit_tooltip(hit))
+            item.setData(CLUSTER_ROLE, bool(added[i]) if added else False)
+            item.setToolTip(hit_tooltip(hit, from_cluster=bool(added[i]) if added else False))
             self.results.addItem(item)
         n = len(results.hits)
         text = f"{n} passage{'s' if n != 1 else ''} for “{results.query}” ({results.latency_ms:.0f} ms)" if n else \
             f"Nothing in {results.workspace} matches “{results.query}”"
+        if hasattr(results, "from_cluster"):
+            text = session_summary(results)
         if results.message:
             text += f" — {results.message}"
         self.results_label.setText(text)

@@ -31,7 +31,7 @@ class WorkspaceFeatures(QObject):
         self.panel_area.setWidget(self.panel)
         self.panel_area.setWidgetResizable(True)
         self.panel_area.setFrameShape(QFrame.Shape.NoFrame)
-        self.chat = ChatController(window.settings, window.runner, self.controller, self)
+        self.chat = ChatController(lambda: window.settings, window.runner, self.controller, self)
         self.chat_pane = ChatPane(self.chat)
         self.dialog: Optional[WorkspaceDialog] = None
 

@@ -31,7 +31,7 @@ FEEDBACK_CHILD = r"""
 import sys
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.memory.service import memory_stats, record_feedback
+from spar_desktop.core.memory.feedback import memory_stats, record_feedback
 from spar_desktop.core.workspaces.manager import Workspaces
 
 lib = Library.open(load_settings(sys.argv[1]))

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QLockFile
 
-from spar_desktop.ui.app import LOCK_FILE, install_excepthook, parse_args
+from spar_desktop.core.data_layout import DataLayout
+from spar_desktop.ui.app import install_excepthook, parse_args
 from spar_desktop.ui.first_run import sample_corpus_dir
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +28,7 @@ def run_app(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
 def test_second_instance_on_the_same_data_dir_exits_zero(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    lock = QLockFile(str(data / LOCK_FILE))
+    lock = QLockFile(str(DataLayout(data).app_lock))
     assert lock.tryLock(100)
     try:
         proc = run_app("--data-dir", str(data), timeout=60)

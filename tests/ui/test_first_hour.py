@@ -300,7 +300,7 @@ def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
 
 def test_learning_line_is_in_plain_words():
     from spar_desktop.core.memory import ERMConfig
-    from spar_desktop.core.memory.service import MemoryStats
+    from spar_desktop.core.memory.feedback import MemoryStats
     from spar_desktop.ui.workspace_panel import describe_learning
 
     waiting = MemoryStats("ops", "m", 0, 3, 6, 0, 2, 0, 2, 0, None)
@@ -385,26 +385,3 @@ def test_the_model_picker_defaults_to_an_installed_model(qtbot, aloop, settings,
         assert "llama3.2 is not installed" in pane.model_combo.toolTip()
     finally:
         server.stop()
-
-
-def test_real_errors_are_loaded_first_when_the_issue_list_is_capped(tmp_path):
-    """Thousands of unsupported archives must not push a corrupt file out of the Issues view."""
-    from spar_desktop.core.config import load_settings
-    from spar_desktop.core.library.database import Library
-    from spar_desktop.core.library.scanner import Scanner
-    from spar_desktop.core.progress import CancelToken
-    from spar_desktop.ui.library_ops import load_issues
-
-    share = tmp_path / "share"
-    share.mkdir()
-    for i in range(30):
-        (share / f"a{i:02d}.gz").write_bytes(b"\x1f\x8b" + bytes(40))
-    (share / "zz-broken.pdf").write_bytes(b"%PDF-1.4 not really")
-    lib = Library.open(load_settings(tmp_path / "data"))
-    try:
-        Scanner(lib).scan([str(share)])
-        issues = load_issues(lib, lambda p: None, CancelToken(), limit=10)
-    finally:
-        lib.close()
-    assert issues.total == 31 and len(issues.rows) == 10
-    assert issues.rows[0].path.endswith("zz-broken.pdf")

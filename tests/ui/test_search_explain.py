@@ -81,11 +81,12 @@ def _option(view):
 
 
 def test_info_line_names_the_chunking_choice():
-    from spar_desktop.ui.workspace_ops import WorkspaceRow
+    from spar_desktop.core.workspaces.manager import WorkspaceInfo
+    from spar_desktop.core.workspaces.selection import WorkspaceFilter
     from spar_desktop.ui.workspace_panel import describe_row
 
-    row = WorkspaceRow(1, "Incidents", "active", 2, 40, "incident reports", datetime(2026, 1, 1), datetime(2026, 1, 2),
-                       None, None)
+    row = WorkspaceInfo(1, "Incidents", "active", "ws-incidents-1", WorkspaceFilter(request="incident reports"),
+                        datetime(2026, 1, 1), datetime(2026, 1, 2), datetime(2026, 1, 2), None, 2, 40, None, None)
     text = describe_row(row, "short documents (90% fit in one section): keywords scored on whole documents, "
                              "meaning on 200-token passages")
     assert "keywords scored on whole documents" in text

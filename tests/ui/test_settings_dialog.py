@@ -57,7 +57,7 @@ def test_valid_settings_are_saved_to_settings_json(qtbot, settings):
 
 
 def test_reading_limits_are_saved_reloaded_and_applied_to_the_open_library(qtbot, settings, library):
-    from spar_desktop.ui.settings_dialog import apply_reading_settings
+    from spar_desktop.ui.settings_dialog import apply_live_settings
 
     dialog = make(qtbot, settings)
     assert dialog.ocr_enabled.isChecked() and dialog.max_text_mb.value() == settings.extract_max_text_mb
@@ -75,7 +75,7 @@ def test_reading_limits_are_saved_reloaded_and_applied_to_the_open_library(qtbot
     assert not reopened.ocr_enabled.isChecked()
     assert (reopened.max_text_mb.value(), reopened.max_seconds.value(), reopened.max_archive_mb.value()) == (5, 30, 64)
 
-    apply_reading_settings(library, dialog.result_settings)
+    apply_live_settings(library, dialog.result_settings)
     assert library.settings.extraction_budget().max_chars == 5_000_000 and not library.settings.ocr_enabled
     assert library.settings.extraction_budget().max_inflated_bytes == 64 * 1024 * 1024
     assert library.settings.chunk_child_tokens == settings.chunk_child_tokens

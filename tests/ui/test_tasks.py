@@ -135,3 +135,74 @@ def test_a_task_appearing_in_the_status_bar_does_not_move_the_window_contents(qt
     qtbot.waitUntil(lambda: window.task_list.row_for(handle) is None, timeout=10_000)
     QApplication.processEvents()
     assert (central.geometry(), window.statusBar().height()) == idle
+
+
+def test_a_finished_task_announces_what_it_changed_once(qtbot):
+    """The one notification: a result's ``changes`` merged with the declared ones, after the task's
+    own callbacks; declared changes also when it fails (a scan or build commits as it goes)."""
+    from spar_desktop.core.changes import Changes
+
+    runner = _runner(qtbot)
+    seen: list = []
+    runner.changed.connect(seen.append)
+
+    class Report:
+        changes = Changes(files=True)
+
+    order: list[str] = []
+    runner.changed.connect(lambda _c: order.append("changed"))
+    handle = runner.run(lambda p, c: Report(), title="scan", changes=Changes(tags=True),
+                        on_success=lambda _r: order.append("success"))
+    qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    assert seen == [Changes(files=True, tags=True)] and order == ["success", "changed"]
+
+    def boom(progress, cancel):
+        raise RuntimeError("half done")
+
+    failed = runner.run(boom, title="build", changes=Changes(workspaces=True), on_failure=lambda _e: None)
+    qtbot.waitUntil(lambda: failed.done, timeout=10_000)
+    assert seen[-1] == Changes(workspaces=True)
+    quiet = runner.run(lambda p, c: 42, title="read")
+    qtbot.waitUntil(lambda: quiet.done, timeout=10_000)
+    assert len(seen) == 2  # a task that changed nothing says nothing
+
+
+def test_a_coroutine_op_runs_on_the_loop_with_progress_cancel_and_callbacks(qtbot, aloop):
+    """Chat's answers: a coroutine op on the qasync loop, through the same runner (handle, cancel,
+    callbacks, idle state)."""
+    import asyncio
+
+    runner = _runner(qtbot)
+    tokens: list[str] = []
+    results: list = []
+
+    async def answer(progress, cancel):
+        progress(Progress(0, None, "streaming"))
+        for word in ("one", "two", "three", "four"):
+            if cancel.cancelled:
+                return ("stopped", tuple(tokens))
+            tokens.append(word)
+            await asyncio.sleep(0.05)
+        return ("done", tuple(tokens))
+
+    handle = runner.run_coroutine(answer, title="Answering", on_success=results.append)
+    assert not runner.is_idle()
+    qtbot.waitUntil(lambda: handle.done, timeout=10_000)
+    assert results == [("done", ("one", "two", "three", "four"))] and handle.state is TaskState.SUCCEEDED
+    assert handle.progress == Progress(0, None, "streaming") and runner.is_idle()
+
+    tokens.clear()
+    stopped = runner.run_coroutine(answer, title="Answering", on_success=results.append)
+    qtbot.waitUntil(lambda: len(tokens) >= 2, timeout=10_000)
+    stopped.cancel()  # the op sees the token and returns its partial answer
+    qtbot.waitUntil(lambda: stopped.done, timeout=10_000)
+    assert results[-1][0] == "stopped" and stopped.state is TaskState.CANCELLED
+
+    errors = []
+
+    async def broken(progress, cancel):
+        raise ConnectionError("the server went away")
+
+    failed = runner.run_coroutine(broken, title="Answering", on_failure=errors.append)
+    qtbot.waitUntil(lambda: failed.done, timeout=10_000)
+    assert errors[0].message == "the server went away" and failed.state is TaskState.FAILED

@@ -4,8 +4,9 @@ helpers (request keywords, contextual chunks, listwise reranking).
 
 Modules: ``models`` (tables), ``prompt`` (passages, prompt, citations), ``client`` (the Ollama
 service: reachability, models, streaming, errors), ``threads`` (thread store + feedback),
-``share`` (Markdown export, .sparws hooks), ``session`` (``ChatSession.answer``), ``helpers``.
+``share`` (Markdown export, .sparws hooks), ``session`` (``ChatSession.answer``), ``ollama_tasks``
+(one-shot Ollama calls besides answers: request keywords, contextual chunks, reranking).
 
-Nothing is imported here on purpose: ``schema`` imports ``chat.models`` whenever a database is
-opened, and that must not pull in the ollama client, httpx or pydantic.
+Nothing is imported here on purpose: importing ``chat.models`` (the tables, which ``schema`` and
+the migrations load) must not pull in the ollama client, httpx or pydantic.
 """

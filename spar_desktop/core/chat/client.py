@@ -21,7 +21,7 @@ import httpx
 import ollama
 from pydantic import ValidationError
 
-from spar_desktop.core.config import DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Settings, normalize_ollama_host
+from spar_desktop.core.config import DEFAULT_OLLAMA_HOST, DEFAULT_OLLAMA_MODEL, Settings
 from spar_desktop.core.progress import CancelToken
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,8 @@ class Ollama:
                  connect_timeout: float = CONNECT_TIMEOUT, stall_timeout: float = STALL_TIMEOUT,
                  first_token_timeout: float = FIRST_TOKEN_TIMEOUT, request_timeout: float = REQUEST_TIMEOUT,
                  context_tokens: Optional[int] = CONTEXT_TOKENS) -> None:
-        host = (host or DEFAULT_OLLAMA_HOST).strip().rstrip("/")
-        # 'host[:port]' as OLLAMA_HOST users write it; a full URL is kept as given (https, proxies).
-        self.host = host if "://" in host else normalize_ollama_host(host)
+        # A URL: Settings normalised it ('host[:port]' as OLLAMA_HOST users write it → http://host:port).
+        self.host = (host or DEFAULT_OLLAMA_HOST).strip().rstrip("/")
         self.model = model or DEFAULT_OLLAMA_MODEL
         self.connect_timeout = connect_timeout
         self.stall_timeout = stall_timeout

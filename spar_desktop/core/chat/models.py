@@ -12,6 +12,7 @@ from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from spar_desktop.core.library.models import Base, utcnow
+from spar_desktop.core.workspaces import models as _workspace_tables  # noqa: F401  (chat_threads → workspaces.id)
 
 
 class MessageStatus:

@@ -22,6 +22,7 @@ from spar_desktop.core.chat.prompt import Citation, Passage
 from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.workspaces.errors import WorkspaceNotFound
 from spar_desktop.core.workspaces.models import Workspace
+from spar_desktop.core.workspaces.search import mark_opened
 
 WorkspaceRef = Union[str, int]
 TITLE_CHARS = 80
@@ -235,8 +236,6 @@ class ThreadStore:
         """The user opened citation [n]: remember it on the message and mark the file opened in
         the query log (the relevance signal relations and evolving keys learn from). Returns the
         citation to open, or None when [n] names no passage."""
-        from spar_desktop.core.workspaces.search import mark_opened
-
         with self.library.session() as s:
             m = s.get(ChatMessage, int(message_id))
             if m is None:

@@ -14,23 +14,21 @@ from typing import Callable, Optional
 from spar_desktop.core.documents.contextual import contextualize
 from spar_desktop.core.documents.segment import (
     Segment,
+    Span,
     Units,
     at_word_start,
     first_start_in,
+    pack,
     sentences,
     split_oversized,
 )
+from spar_desktop.core.documents.semantic import semantic_spans
 from spar_desktop.core.documents.tokens import UnitCost
 from spar_desktop.core.documents.types import Chunk, ChunkerConfig, ExtractedDocument
 
 __all__ = ["chunk_document", "contextualize", "validate_config", "PageMap", "METHODS"]
 
 METHODS = ("hierarchical", "fixed", "semantic")
-# A parent/child may close at an earlier paragraph break instead of mid-paragraph, but only if
-# that still leaves it at least this full; otherwise we'd produce many tiny chunks.
-MIN_FILL_AT_PARAGRAPH = 0.5
-
-Span = tuple[int, int]
 
 
 class PageMap:
@@ -97,8 +95,6 @@ def chunk_document(
                             Units.scaled(config.overlap_tokens))
         chunks = [_chunk(f"c{i}", text, s, pages, "flat", None, file_id) for i, s in enumerate(spans)]
     elif config.method == "semantic":
-        from spar_desktop.core.documents.semantic import semantic_spans
-
         if embed_fn is None:
             raise ValueError(
                 "semantic chunking needs embed_fn (list of sentences -> normalised vectors); "
@@ -160,38 +156,6 @@ def _hierarchical(text: str, units: Units, pages: PageMap, config: ChunkerConfig
             out.append(_chunk(f"c{child_no}", text, span, pages, "child", pid, file_id))
             child_no += 1
     return out
-
-
-def pack(segs: list[Segment], units: Units, budget: int) -> list[list[Segment]]:
-    """Greedily group consecutive segments into groups costing at most ``budget`` each
-    (budgets and costs here are in ``Units.SCALE`` fractions of a token).
-
-    Segments must already fit the budget individually (``split_oversized``). When a group
-    overflows it is closed at its last paragraph start if that leaves it at least
-    ``MIN_FILL_AT_PARAGRAPH`` full, so chunks tend to begin with a paragraph, not mid-way.
-    """
-    groups: list[list[Segment]] = []
-    cur: list[Segment] = []
-    costs: list[int] = []
-    total = 0
-    for seg in segs:
-        c = units.cost(seg.start, seg.end)
-        while cur and total + c > budget:
-            cut, prefix = len(cur), total
-            for k in range(len(cur) - 1, 0, -1):
-                prefix -= costs[k]
-                if cur[k].para and prefix >= MIN_FILL_AT_PARAGRAPH * budget:
-                    cut = k
-                    break
-            groups.append(cur[:cut])
-            cur, costs = cur[cut:], costs[cut:]
-            total = sum(costs)
-        cur.append(seg)
-        costs.append(c)
-        total += c
-    if cur:
-        groups.append(cur)
-    return groups
 
 
 def with_overlap(text: str, units: Units, segs: list[Segment], groups: list[list[Segment]],

@@ -26,14 +26,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterator, Optional
 
+from spar_desktop.core.documents import mail_members
 from spar_desktop.core.documents.budget import (BudgetClock, BudgetExceeded, ExtractionBudget, human_bytes,
                                                 too_large)
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract_mail import unique_name
+from spar_desktop.core.documents.formats import detect_format
+from spar_desktop.core.documents.members import HEAD_BYTES, Member, limit_note, not_found
 from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
 from spar_desktop.core.documents.virtual import CONTAINER_FORMATS, VIRTUAL_SEP, container_format_of
 
-HEAD_BYTES = 8192
 BLOCK = 1 << 20
 BOMB_MIN_BYTES = 1 << 20  # below this a high ratio is just a very compressible small file
 _ENCRYPTED_FLAGS = 0x1 | 0x40  # traditional PKWARE / strong encryption
@@ -46,32 +48,12 @@ _MAIL_HEAD = re.compile(rb"^(?:Return-Path|Received|From|Message-ID|MIME-Version
                         re.I | re.M)
 
 
-@dataclass(frozen=True)
-class Member:
-    """A direct child of a container. ``name`` is its '/'-separated path inside the container,
-    unique and stable across runs; ``content_hash`` is hashed like a loose file (probe.py), so a
-    zipped copy and the loose file share it (None when the member was not read)."""
-
-    name: str
-    size: int
-    content_hash: Optional[str]
-    head: bytes = b""
-    status: str = "ok"  # ok | error | encrypted | unsupported | empty
-    error: Optional[str] = None
-    title: Optional[str] = None
-    author: Optional[str] = None
-    created_at: Optional[datetime] = None
-    mtime: Optional[datetime] = None
-
-
 def list_members(container: Path, fmt: str, budget: ExtractionBudget) -> tuple[list[Member], list[str]]:
     """(direct children, notes for people) of a zip, eml, msg or mbox file."""
     return _list(Path(container), fmt, budget, budget.clock())
 
 
 def _list(container: Path, fmt: str, budget: ExtractionBudget, clock: BudgetClock) -> tuple[list[Member], list[str]]:
-    from spar_desktop.core.documents import mail_members
-
     readers = {"zip": _zip_members, "eml": mail_members.eml_members, "msg": mail_members.msg_members,
                "mbox": mail_members.mbox_members}
     if fmt not in readers:
@@ -86,8 +68,6 @@ def _list(container: Path, fmt: str, budget: ExtractionBudget, clock: BudgetCloc
 
 def copy_member(container: Path, fmt: str, member: str, out: BinaryIO, budget: ExtractionBudget) -> int:
     """Stream the bytes of ``member`` into ``out`` (same checks as listing); the byte count."""
-    from spar_desktop.core.documents import mail_members
-
     container = Path(container)
     if fmt == "zip":
         return _zip_copy(container, member, out, budget)
@@ -96,15 +76,6 @@ def copy_member(container: Path, fmt: str, member: str, out: BinaryIO, budget: E
     data = mail_members.mail_member_bytes(container, fmt, member, budget)
     out.write(data)
     return len(data)
-
-
-def not_found(member: str, container: Path) -> ExtractionError:
-    return ExtractionError(f"{member} is not in {container.name} (any more)")
-
-
-def limit_note(notes: list[str], more: bool, budget: ExtractionBudget) -> None:
-    if more:
-        notes.append(f"only the first {budget.max_members:,} members are indexed")
 
 
 # -- zip ------------------------------------------------------------------------------------
@@ -396,8 +367,6 @@ class ChildWalk:
     def _open_nested(self, path: Path, member: Member, chain: str) -> Optional[tuple[str, list[Member]]]:
         """(format, members) of a nested container, or None (with a note) when it is not one
         after all or cannot be read; the member itself is still a document."""
-        from spar_desktop.core.documents.extract import detect_format
-
         fmt = detect_format(path, name=member.name)
         if fmt not in CONTAINER_FORMATS:
             return None

@@ -5,15 +5,13 @@ LibreOffice when installed (it keeps slides, tables and headings: the result is 
 and PPTX readers), else the small text dumpers antiword/catdoc/catppt. Each runs on a private copy
 of the file in a temporary folder (LibreOffice would leave a lock file next to the original), with
 the per-file time limit and a cap on its output. Old shares also hold many ".doc" files that are
-really RTF, HTML or plain text, and ".xls" files that old exporters wrote as HTML tables, delimited
-text or XML Spreadsheet 2003: those are read as what they are.
+really RTF, HTML or plain text, and ".pptx" files that are old-format decks: those are read as what
+they are (".xls" text exports: xls_exports.py). This module sits above the modern readers it
+hands files to.
 """
 
 from __future__ import annotations
 
-import codecs
-
-import csv
 import os
 import shutil
 import signal
@@ -22,16 +20,16 @@ import tempfile
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional
-from xml.etree import ElementTree as ET
+from typing import Optional
 
+from spar_desktop.core.documents import extract_text
 from spar_desktop.core.documents.budget import SETTINGS_HINT, BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract_office import extract_docx
+from spar_desktop.core.documents.extract_slides import extract_pptx
+from spar_desktop.core.documents.extract_wordproc import extract_rtf
 from spar_desktop.core.documents.ole_kinds import OLE_MAGIC, legacy_encrypted, ole_kind
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
-
-if TYPE_CHECKING:
-    from spar_desktop.core.documents.sheet_text import SheetBook
 
 _KNOWN_SOFFICE = (r"C:\Program Files\LibreOffice\program\soffice.exe",
                   r"C:\Program Files (x86)\LibreOffice\program\soffice.exe",
@@ -97,22 +95,14 @@ def _extract_legacy(path: Path, budget: ExtractionBudget, fmt: str) -> Extracted
 
 def _read_as_other(path: Path, budget: ExtractionBudget, fmt: str, kind: str) -> ExtractedDocument:
     """A '.doc' that is RTF/HTML/text, or a '.doc'/'.ppt' that is really DOCX/PPTX."""
-    from spar_desktop.core.documents import extract_text
-
     if kind == "zip":
         if fmt == "doc":
-            from spar_desktop.core.documents.extract_office import extract_docx
-
             doc, note = extract_docx(path, budget.max_chars), "a .docx document saved with a .doc name"
         else:
-            from spar_desktop.core.documents.extract_slides import extract_pptx
-
             doc, note = extract_pptx(path, budget), "a .pptx presentation saved with a .ppt name"
     elif fmt == "ppt":
         raise ExtractionError("corrupt presentation: not a PowerPoint 97–2003 file")
     elif kind == "rtf":
-        from spar_desktop.core.documents.extract_wordproc import extract_rtf
-
         doc, note = extract_rtf(path, budget), "an RTF document saved with a .doc name"
     elif kind == "html":
         doc, note = extract_text.extract_html(path, budget.max_chars), "a web page saved with a .doc name"
@@ -168,12 +158,8 @@ def _via_libreoffice(soffice: str, path: Path, budget: ExtractionBudget, fmt: st
             return None
         rest = replace(budget, max_seconds=max(0.001, budget.max_seconds - clock.elapsed()))
         if fmt == "doc":
-            from spar_desktop.core.documents.extract_office import extract_docx
-
             doc = extract_docx(result, budget.max_chars)
         else:
-            from spar_desktop.core.documents.extract_slides import extract_pptx
-
             doc = extract_pptx(result, rest)
         return replace(doc, format=fmt)
     finally:
@@ -261,121 +247,14 @@ def _kill(proc: subprocess.Popen) -> None:
         pass
 
 
-# ------------------------------------------------------- '.xls' exports that are not workbooks
+# ------------------------------------------------------------ '.pptx' that is an old-format deck
 
 
-def read_xls_export(path: Path, budget: ExtractionBudget, head: bytes) -> ExtractedDocument:
-    """An '.xls' that is HTML, XML Spreadsheet 2003 or delimited text (``head``: its first bytes),
-    read into the same rows as a workbook."""
-    from spar_desktop.core.documents.sheet_text import SheetBook, read_rows
-
-    lead = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:2048].lower()
-    book = SheetBook("xls", budget)
-    if lead.startswith(b"<?xml") and b"urn:schemas-microsoft-com:office:spreadsheet" in head:
-        _spreadsheet_2003(path, book)
-        return book.document(None, ["an XML Spreadsheet 2003 saved with an .xls name"])
-    if b"<html" in lead or b"<table" in lead or lead.startswith(b"<!doctype"):
-        return _html_tables(path, book)
-    from spar_desktop.core.documents.extract_structured import sniff_delimiter
-    from spar_desktop.core.documents.textio import open_text, sniff_file_encoding
-
-    encoding, warning = sniff_file_encoding(path)
-    with open_text(path, encoding, newline="") as f:
-        delimiter = sniff_delimiter(f.read(64 * 1024), "tsv")  # Excel's text export is tab-separated
-        f.seek(0)
-        read_rows(book, book.sheet(1, path.stem), enumerate(csv.reader(f, delimiter=delimiter), 1))
-    notes = ["a delimited text file saved with an .xls name"] + ([warning] if warning else [])
-    return book.document(None, notes)
-
-
-def _html_tables(path: Path, book: "SheetBook") -> ExtractedDocument:
-    from spar_desktop.core.documents.extract_text import MAX_MARKUP_BYTES, extract_html, html_encoding
-    from spar_desktop.core.documents.html_tables import read_html_tables
-    from spar_desktop.core.documents.sheet_text import read_rows, with_note
-
-    note = "an HTML table saved with an .xls name"
-    with open(path, "rb") as f:
-        encoding = html_encoding(f.read(64 * 1024))
-        f.seek(0)
-        decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
-
-        def pieces():
-            left = MAX_MARKUP_BYTES
-            while left > 0:
-                block = f.read(min(1 << 20, left))
-                if not block:
-                    break
-                left -= len(block)
-                yield decoder.decode(block)
-            yield decoder.decode(b"", final=True)
-
-        title, tables = read_html_tables(pieces())
-    if not tables:
-        return with_note(extract_html(path, book.budget.max_chars), note.replace("an HTML table", "a web page"), "xls")
-    for index, table in enumerate(tables, 1):
-        name = table.caption or (title if len(tables) == 1 and title else f"Table {index}")
-        read_rows(book, book.sheet(index, name), enumerate(table.rows, 1))
-    return book.document(title, [note])
-
-
-_SS = "{urn:schemas-microsoft-com:office:spreadsheet}"
-
-
-def _spreadsheet_2003(path: Path, book: "SheetBook") -> None:
-    """Excel's 2003 XML format: Worksheet > Table > Row > Cell > Data, with 1-based ss:Index
-    attributes skipping empty rows and cells."""
-    index, sheet, row_no = 0, None, 0
-    try:
-        for event, elem in ET.iterparse(str(path), events=("start", "end")):
-            if event == "start":
-                if elem.tag == f"{_SS}Worksheet":
-                    index += 1
-                    sheet, row_no = book.sheet(index, elem.get(f"{_SS}Name") or f"Sheet{index}"), 0
-                    if sheet is None:
-                        return
-                continue
-            if elem.tag == f"{_SS}Row" and sheet is not None:
-                row_no = _index(elem, row_no + 1)
-                if not sheet.add(row_no, _ss_cells(elem, book.budget.max_columns)):
-                    sheet.close()
-                    return
-                elem.clear()
-            elif elem.tag == f"{_SS}Worksheet" and sheet is not None:
-                sheet.close()
-                sheet = None
-                elem.clear()
-    except ET.ParseError as exc:
-        if sheet is not None and sheet.paragraphs:
-            sheet.close()
-            book.warnings.append("the file is damaged: only its first rows were read")
-        elif not book.pages:
-            raise ExtractionError("corrupt spreadsheet: its content is damaged or incomplete") from exc
-
-
-def _index(elem: ET.Element, default: int) -> int:
-    """ss:Index (1-based), or ``default`` when absent or not a number."""
-    value = elem.get(f"{_SS}Index") or ""
-    return int(value) if value.isdigit() and int(value) > 0 else default
-
-
-def _ss_cells(row: ET.Element, max_columns: int) -> list[Any]:
-    from spar_desktop.core.documents.sheet_text import cell_text, iso_text
-
-    values: list[Any] = []
-    for cell in row.iter(f"{_SS}Cell"):
-        at = _index(cell, len(values) + 1) - 1
-        if at >= max_columns + 1:  # one past the limit, so the sheet still warns that it cut columns
-            break
-        values.extend([None] * (at - len(values)))
-        data = cell.find(f"{_SS}Data")
-        text = "".join(data.itertext()) if data is not None else ""
-        kind = data.get(f"{_SS}Type") if data is not None else None
-        if kind == "Number":
-            try:
-                text = cell_text(float(text))
-            except ValueError:
-                pass
-        elif kind == "DateTime":
-            text = iso_text(text)
-        values.append(text)
-    return values
+def extract_pptx_file(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
+    """A '.pptx' file: python-pptx, or the .ppt converters when it holds an old-format deck."""
+    if ole_kind(path) != "ppt":
+        return extract_pptx(path, budget)
+    doc = extract_ppt(path, budget)
+    return ExtractedDocument(doc.pages, "pptx", doc.title,
+                             ("an old-format .ppt presentation saved with a .pptx name",) + doc.warnings,
+                             doc.no_text_reason)

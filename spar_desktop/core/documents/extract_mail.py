@@ -9,6 +9,7 @@ undecodable bytes become U+FFFD and the document carries a warning.
 from __future__ import annotations
 
 import codecs
+import mimetypes
 import re
 from contextlib import closing
 from dataclasses import dataclass
@@ -16,16 +17,17 @@ from datetime import datetime, timezone
 from email import policy
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser, BytesParser
+from email.utils import format_datetime, parsedate_to_datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional
 
 from spar_desktop.core.documents.budget import ExtractionBudget, human_bytes, too_large
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract_text import html_to_text
 from spar_desktop.core.documents.mbox import BLANK_LINES, MAX_HEADER_BYTES, MboxEntry, first_message, iter_mbox
+from spar_desktop.core.documents.outlook_msg import MsgAttachment, MsgMessage, OutlookFile
+from spar_desktop.core.documents.textio import detect_encoding
 from spar_desktop.core.documents.types import ExtractedDocument, PageText, storable_text
-
-if TYPE_CHECKING:
-    from spar_desktop.core.documents.outlook_msg import MsgAttachment, MsgMessage, OutlookFile
 
 _NAME_MAX = 180
 _UNSAFE_CHARS = re.compile(r"[\x00-\x1f\x7f/\\:*?\"<>|]")
@@ -119,8 +121,6 @@ def _filename(part: EmailMessage) -> Optional[str]:
 
 
 def _unnamed(part: EmailMessage) -> str:
-    import mimetypes
-
     ext = mimetypes.guess_extension(part.get_content_type()) or ".bin"
     return f"attachment{ext}"
 
@@ -180,8 +180,6 @@ def naive_utc(dt: Optional[datetime]) -> Optional[datetime]:
 
 def decode_part_text(part: EmailMessage) -> tuple[str, list[str]]:
     """A text part's content whatever its declared charset (unknown ones are guessed)."""
-    from spar_desktop.core.documents.textio import detect_encoding
-
     data = part.get_payload(decode=True) or b""
     charset = part.get_content_charset()
     warnings = []
@@ -206,8 +204,6 @@ def _eml_body(msg: EmailMessage) -> tuple[str, list[str]]:
         return "", []
     text, warnings = decode_part_text(body)
     if body.get_content_subtype() == "html":
-        from spar_desktop.core.documents.extract_text import html_to_text
-
         text = html_to_text(text)[1]
     return text, warnings
 
@@ -261,7 +257,6 @@ def _eml_header_meta(path: Path) -> MailMetadata:
 def mbox_entry_metadata(entry: MboxEntry) -> MailMetadata:
     meta = eml_metadata(BytesHeaderParser(policy=policy.default).parsebytes(entry.header))
     if meta.created_at is None:  # "From sender Mon Mar  4 10:15:00 2019": the delivery date
-        from email.utils import parsedate_to_datetime
 
         try:
             date = naive_utc(parsedate_to_datetime(entry.from_line.decode("ascii", "replace").split(None, 2)[2]))
@@ -311,18 +306,12 @@ def msg_children(of: "OutlookFile", msg: "MsgMessage") -> list[tuple[str, "MsgAt
 
 
 def extract_msg(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
-    from email.utils import format_datetime
-
-    from spar_desktop.core.documents.outlook_msg import OutlookFile
-
     with OutlookFile(path, budget) as of:
         msg = of.message()
         if msg.encryption:
             raise ExtractionError(msg.encryption)
         body = msg.body or ""
         if not body.strip() and msg.html:
-            from spar_desktop.core.documents.extract_text import html_to_text
-
             body = html_to_text(msg.html)[1]
         names = [name for name, _att in msg_children(of, msg)]
     warnings = ["the message body is stored only as rich text (RTF), which is not read"] \
@@ -344,8 +333,6 @@ def mail_metadata(path: Path, fmt: str, budget: ExtractionBudget) -> MailMetadat
     if fmt == "eml":
         return _eml_header_meta(path)
     if fmt == "msg":
-        from spar_desktop.core.documents.outlook_msg import OutlookFile
-
         with OutlookFile(path, budget) as of:
             return msg_metadata(of.message(full=False))
     if fmt == "mbox":

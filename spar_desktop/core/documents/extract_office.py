@@ -12,6 +12,7 @@ import zipfile
 import zlib
 from pathlib import Path
 from typing import Optional, Union
+from xml.parsers import expat
 
 from spar_desktop.core.documents.budget import ExtractionBudget, human_bytes, too_large
 from spar_desktop.core.documents.errors import ExtractionError
@@ -248,8 +249,6 @@ def _refuse_dtd(*_args: object) -> None:
 
 
 def _extract_streamed(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
-    from xml.parsers import expat
-
     clock = budget.clock()
     reader = _BodyReader(budget.max_chars)
     parser = expat.ParserCreate(namespace_separator=" ")

@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from spar_desktop.core.documents.errors import ExtractionError
-from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
+from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 
 NO_TEXT_LAYER = "no text layer (scanned?)"
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
@@ -62,7 +62,7 @@ def _extract_pdf(path: Path, max_chars: int) -> ExtractedDocument:
 
 def _read_pages(doc, page_count: int, max_chars: int, warnings: list[str]) -> tuple[list[PageText], list[int]]:
     """Non-empty pages (1-based numbers kept) and the numbers of pages without text."""
-    import pymupdf
+    import pymupdf  # heavy native module: see extract_pdf
 
     # Ligatures expanded ("ﬁ" -> "fi") so words match queries; hyphenated line ends rejoined.
     flags = (pymupdf.TEXTFLAGS_BLOCKS & ~pymupdf.TEXT_PRESERVE_LIGATURES) | pymupdf.TEXT_DEHYPHENATE

@@ -26,6 +26,7 @@ from spar_desktop.core.documents.ole_kinds import ole_kind
 from spar_desktop.core.documents.sheet_text import (
     Sheet, SheetBook, cell_text, corrupt_error, iso_text, read_rows, with_note)
 from spar_desktop.core.documents.types import ExtractedDocument
+from spar_desktop.core.documents.xls_exports import read_xls_export
 from spar_desktop.core.documents.xlsx_stream import excel_date, read_xlsx
 
 # -------------------------------------------------------------------------------------- XLSX
@@ -54,8 +55,6 @@ def extract_xls(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     if head.startswith(b"PK\x03\x04"):
         return with_note(extract_xlsx(path, budget), "an .xlsx workbook saved with an .xls name", "xls")
     if not head.startswith(b"\xd0\xcf\x11\xe0") and _is_text(head):
-        from spar_desktop.core.documents.extract_legacy import read_xls_export
-
         return read_xls_export(path, budget, head)
     return _xls_biff(path, budget)
 
@@ -100,7 +99,7 @@ def _xls_biff(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
 
 
 def _xls_row(wb, sh, r: int, width: int) -> list[Any]:
-    import xlrd
+    import xlrd  # lazy: only .xls needs it
 
     values: list[Any] = []
     for ctype, value in zip(sh.row_types(r, 0, width), sh.row_values(r, 0, width)):

@@ -21,6 +21,7 @@ from spar_desktop.core.documents.budget import ExtractionBudget, human_bytes, to
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract_wordproc import (
     ROW, TABLE, CharBudget, odf_package, odf_text, odf_title, one_line, parse_error, q, row_cells, table_text)
+from spar_desktop.core.documents.ole_kinds import ole_kind
 from spar_desktop.core.documents.types import ExtractedDocument, PageText
 
 MAX_MEDIA_BYTES = 32 * 1024 * 1024  # above this, pictures/videos are left out of a private copy
@@ -70,17 +71,10 @@ class _Deck:
 
 
 def extract_pptx(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
-    from spar_desktop.core.documents.extract_legacy import extract_ppt
-    from spar_desktop.core.documents.ole_kinds import ole_kind
-
+    """A PowerPoint 2007+ deck (an old-format deck under a .pptx name: extract_legacy.extract_pptx_file)."""
     kind = ole_kind(path)
     if kind == "encrypted":
         raise ExtractionError("presentation is password-protected")
-    if kind == "ppt":
-        doc = extract_ppt(path, budget)
-        return ExtractedDocument(doc.pages, "pptx", doc.title,
-                                 ("an old-format .ppt presentation saved with a .pptx name",) + doc.warnings,
-                                 doc.no_text_reason)
     if kind:
         raise ExtractionError("corrupt presentation: not a PowerPoint file")
     deck = _Deck("pptx", budget)

@@ -1,5 +1,5 @@
 """Children of mails: the attachments and attached messages of an .eml or .msg, and the
-messages of an mbox, as containers.Member values and as bytes (see containers.py).
+messages of an mbox, as members.Member values and as bytes (see containers.py).
 
 A mail is parsed whole by the email package (its size is checked against the budget first),
 so an attachment's bytes come from memory; an mbox message is streamed from its offsets.
@@ -14,9 +14,10 @@ from typing import BinaryIO, Optional
 
 from spar_desktop.core.documents import extract_mail as mail
 from spar_desktop.core.documents.budget import BudgetClock, ExtractionBudget
-from spar_desktop.core.documents.containers import HEAD_BYTES, Member, limit_note, not_found
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.mbox import copy_message, iter_mbox
+from spar_desktop.core.documents.members import HEAD_BYTES, Member, limit_note, not_found
+from spar_desktop.core.documents.outlook_msg import OutlookFile, message_as_eml
 
 
 def _hash(data: bytes) -> str:
@@ -50,8 +51,6 @@ def eml_members(path: Path, budget: ExtractionBudget, clock: BudgetClock) -> tup
 
 
 def msg_members(path: Path, budget: ExtractionBudget, clock: BudgetClock) -> tuple[list[Member], list[str]]:
-    from spar_desktop.core.documents.outlook_msg import OutlookFile, message_as_eml
-
     members = []
     with OutlookFile(path, budget) as of:
         children = mail.msg_children(of, of.message())
@@ -82,8 +81,6 @@ def mail_member_bytes(path: Path, fmt: str, member: str, budget: ExtractionBudge
                 return mail.attached_message_bytes(part) if kind == "message" else mail.part_bytes(part)
         raise not_found(member, path)
     if fmt == "msg":
-        from spar_desktop.core.documents.outlook_msg import OutlookFile, message_as_eml
-
         with OutlookFile(path, budget) as of:
             for name, att in mail.msg_children(of, of.message()):
                 if name != member:

@@ -119,6 +119,7 @@ def _bounded_detector_input(det: Any) -> Any:
     ~250 MB per megapixel (870 MB for 2400 x 1800 px). Lines are still cut from the full page for
     recognition, where resolution matters; on the benchmark 1280 px read as well as 2400 px
     (CER 2.1 % vs 2.2 %). Small images are still enlarged to 736 px, as RapidOCR does."""
+    # Deferred with the engine itself (OpenCV and RapidOCR load in ~1 s): only OCR needs them.
     import cv2
     from rapidocr_onnxruntime.ch_ppocr_det.utils import DetPreProcess
 

@@ -8,6 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from spar_desktop.core.documents.budget import ExtractionBudget, too_large
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.types import ExtractedDocument
@@ -55,8 +57,7 @@ class PdfPages:
         return [n for n in range(1, min(last, budget.max_pages) + 1) if n not in with_text]
 
     def render(self, page: int) -> Any:
-        import numpy as np
-        import pymupdf
+        import pymupdf  # heavy native module: only loaded when a PDF is actually read
 
         with PYMUPDF_LOCK:
             p = self.pdf.load_page(page - 1)
@@ -119,8 +120,7 @@ def frame_pixels(im: Any, budget: ExtractionBudget) -> Any:
     Memory stays bounded: a JPEG is decoded straight at a reduced scale (libjpeg's draft mode);
     any other image over ``budget.max_image_pixels`` is refused before a byte is decoded.
     """
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # deferred: Pillow loads only when an image is read
 
     w, h = im.size
     if im.format in ("JPEG", "MPO"):
@@ -151,8 +151,7 @@ def _jpeg_scale(w: int, h: int, max_pixels: int) -> int:
 
 def _to_gray(im: Any) -> Any:
     """Grey ('L'), scaled down to OCR size; transparent parts become white paper, not black."""
-    import numpy as np
-    from PIL import Image
+    from PIL import Image  # deferred: see open_image
 
     if im.mode in _WIDE_MODES:  # 16-bit or float scans: stretch to 8 bits (a plain convert clips)
         a = np.asarray(im, dtype=np.float32)
@@ -168,7 +167,7 @@ def _to_gray(im: Any) -> Any:
 
 def _shrink(im: Any) -> Any:
     """A new image at most OCR_MAX_SIDE px on its long side (the same one when already smaller)."""
-    from PIL import Image
+    from PIL import Image  # deferred: see open_image
 
     w, h = im.size
     k = OCR_MAX_SIDE / max(w, h, 1)

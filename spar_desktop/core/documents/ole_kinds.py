@@ -36,7 +36,7 @@ def ole_kind(path: Path) -> Optional[str]:
 
 def legacy_encrypted(path: Path, kind: str) -> bool:
     """Whether a 'doc' or 'ppt' OLE file (``kind``) is password-protected; False when damaged."""
-    import olefile
+    import olefile  # lazy: only OLE files need it
 
     try:
         with olefile.OleFileIO(str(path)) as ole:

@@ -10,12 +10,14 @@ properties an index needs directly keeps the app free of a GPL dependency (extra
 from __future__ import annotations
 
 import codecs
+import hashlib
 import struct
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from email.message import EmailMessage
 from email.parser import HeaderParser
 from email.policy import default as default_policy
-from email.utils import getaddresses, parsedate_to_datetime
+from email.utils import format_datetime, getaddresses, parsedate_to_datetime
 from pathlib import Path
 from typing import Optional
 
@@ -304,15 +306,10 @@ def message_as_eml(of: OutlookFile, msg: MsgMessage, levels: int = MAX_EMBED_LEV
     An attached message of a .msg is an OLE storage, not a file: it becomes a child document
     as this .eml. The bytes are deterministic (fixed MIME boundaries), so its hash is stable.
     """
-    from email.message import EmailMessage
-
     return _as_email(of, msg, levels, EmailMessage).as_bytes(policy=default_policy)
 
 
 def _as_email(of: OutlookFile, msg: MsgMessage, levels: int, factory):
-    import hashlib
-    from email.utils import format_datetime
-
     out = factory(policy=default_policy)
     for name, value in (("From", msg.sender), ("To", ", ".join(msg.to)), ("Cc", ", ".join(msg.cc)),
                         ("Subject", msg.subject)):

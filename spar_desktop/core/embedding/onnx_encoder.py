@@ -25,10 +25,11 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 import numpy as np
+from platformdirs import user_cache_dir
 
 from spar_desktop.core.documents.types import storable_text
-
 from spar_desktop.core.embedding.onnx_bert import BUILDER_VERSION, OUTPUT, BertConfig, build_model, reference_forward
+from spar_desktop.core.embedding.safetensors_io import read_safetensors
 
 log = logging.getLogger(__name__)
 
@@ -45,23 +46,18 @@ class OnnxUnavailable(RuntimeError):
 
 
 def graph_cache_dir(preferred: Optional[Path] = None) -> Path:
-    """Where the built graph is kept: $SPAR_MODEL_CACHE when set (one cache shared by several data
-    dirs: the test suite, an admin's image), else ``preferred`` (the engine passes its data dir's
-    cache/ folder, so nothing is written outside it), else the default below."""
+    """Where the built graph is kept: $SPAR_MODEL_CACHE when set, else ``preferred`` (callers with
+    a data dir pass its ``DataLayout.onnx_cache``, so nothing is written outside it), else the
+    platform's user cache dir.
+
+    SPAR_MODEL_CACHE is read here, not in load_settings, on purpose: it is plumbing for one cache
+    shared by several data dirs (the test suite, kill-trial children, an admin's image), and it must
+    reach the process-wide encoder whoever builds it first, including the many callers that have
+    no Settings (evaluation, benchmarks, tests)."""
     shared = os.environ.get("SPAR_MODEL_CACHE")
     if shared:
         return Path(shared).expanduser()
-    return preferred if preferred is not None else default_cache_dir()
-
-
-def default_cache_dir() -> Path:
-    """Under the data dir when SPAR_DATA_DIR names one, else the platform's user cache dir."""
-    data_dir = os.environ.get("SPAR_DATA_DIR")
-    if data_dir:
-        return Path(data_dir).expanduser() / "cache" / "onnx"
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("spar-desktop", "SPAR")) / "onnx"
+    return preferred if preferred is not None else Path(user_cache_dir("spar-desktop", "SPAR")) / "onnx"
 
 
 def _atomic_write(target: Path, data: bytes) -> None:
@@ -98,6 +94,7 @@ def _quantize(src: Path, dst: Path) -> None:
     """Dynamic int8 (per-channel weights) of the attention and the first FFN projection. The FFN
     down-projection stays float: its GELU activations have outliers that per-tensor activation
     scales crush (quantising it too cost 0.983 vs 0.997 minimum cosine to fp32 on SciFact chunks)."""
+    # Deferred: onnx and the quantizer are needed only to build the int8 graph, once.
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
@@ -131,7 +128,6 @@ def ensure_graph(model_dir: Path, cache_dir: Path, variant: str = "fp32") -> tup
             return graph, meta
     except (OSError, ValueError, KeyError):
         pass
-    from spar_desktop.core.embedding.safetensors_io import read_safetensors
 
     log.info("building the ONNX %s encoder graph in %s", variant, cache_dir)
     tensors = read_safetensors(model_dir / "model.safetensors")
@@ -168,7 +164,7 @@ def read_model_config(model_dir: Path) -> tuple[int, int]:
 
 
 def load_tokenizer(model_dir: Path, max_length: int = 256) -> Any:
-    from tokenizers import Tokenizer
+    from tokenizers import Tokenizer  # deferred: loads a native library; only an encoder needs it
 
     tok = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
     # tokenizer.json ships with truncation at 128 and fixed padding to 128; sentence-transformers
@@ -192,7 +188,7 @@ class OnnxBackend:
     def __init__(self, model_dir: Path, cache_dir: Path, *, device: str = "cpu", variant: str = "fp32",
                  threads: Optional[int] = None) -> None:
         try:
-            import onnxruntime as ort
+            import onnxruntime as ort  # deferred: native libraries (~0.3 s); optional at start-up
         except ImportError as exc:
             raise OnnxUnavailable("onnxruntime is not installed") from exc
         if hasattr(ort, "disable_telemetry_events"):

@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Optional, Protocol, Sequence
 
 import numpy as np
 
+from spar_desktop.core.documents.chunking import chunk_document
 from spar_desktop.core.documents.types import Chunk, ChunkerConfig, ExtractedDocument
 from spar_desktop.core.embedding.cache import CachedDocument, EmbeddingCache, is_searchable
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
@@ -40,10 +41,6 @@ def content_hash(text: str) -> str:
 
 
 def default_chunk_fn() -> ChunkFn:
-    # Imported late: the chunking module belongs to the documents part and may pull in
-    # optional dependencies the cache-only paths never need.
-    from spar_desktop.core.documents.chunking import chunk_document
-
     return chunk_document
 
 

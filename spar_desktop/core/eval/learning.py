@@ -16,6 +16,8 @@ from spar_desktop.core.eval.beir import BeirDataset
 from spar_desktop.core.memory import protocol as P
 from spar_desktop.core.memory.config import ERMConfig
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.retrieval.alpha import alpha_targets, fit_alpha
+from spar_desktop.core.retrieval.rerank import ConditionalReranker, calibrate_tau
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 
 
@@ -70,8 +72,6 @@ def learned_alpha(searcher: HybridSearcher, prepared: dict, qrels: dict, splits:
                   save: Optional[str] = None) -> dict[str, Any]:
     """Fit alpha on each split's training queries, score hybrid on its held-out queries with
     the prediction vs the fixed default."""
-    from spar_desktop.core.retrieval.alpha import alpha_targets, fit_alpha
-
     rows = []
     for tr, te in splits:
         targets = alpha_targets(searcher, {q: prepared[q].text for q in tr}, qrels, {q: prepared[q].vector for q in tr})
@@ -102,8 +102,6 @@ def conditional_rerank(searcher: HybridSearcher, prepared: dict, qrels: dict, sp
                        rerank_fn: Optional[Callable[[str, Sequence[str]], Any]]) -> dict[str, Any]:
     """Rerank held-out queries whose top fused score is below tau; tau given or calibrated on
     the training queries (success = a relevant document in the top 5)."""
-    from spar_desktop.core.retrieval.rerank import ConditionalReranker, calibrate_tau
-
     tr, te = split
     tau = opts.tau
     if tau is None and opts.tau_beta is not None:

@@ -13,15 +13,21 @@ document, its own chunker key), so re-runs and the experiments in benchmarks/ re
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
 import numpy as np
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.documents.types import Chunk, ChunkerConfig, ExtractedDocument
+from spar_desktop.core.embedding.cache import EmbeddingCache
+from spar_desktop.core.embedding.encoder import get_encoder
+from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
 from spar_desktop.core.eval.beir import BeirDataset
-from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.eval.runner import EXTRA_KS, IndexInfo, default_extract_fn, report_from_run
+from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
 # A key no real chunker produces: one flat chunk = the whole extracted text.
 WHOLE_DOC_CONFIG = ChunkerConfig(method="fixed", child_tokens=256, parent_tokens=256, overlap_tokens=0,
@@ -56,7 +62,7 @@ class NaiveFusion:
     @classmethod
     def build(cls, dataset: BeirDataset, data_dir: str | Path, encoder: Any = None, *, dense: bool = True,
               progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> "NaiveFusion":
-        import bm25s
+        import bm25s  # deferred: bm25s loads scipy; only a naive-baseline run needs it here
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)
         docs = list(dataset.corpus.values())
@@ -66,14 +72,12 @@ class NaiveFusion:
         vectors = None
         if dense:
             if encoder is None:
-                from spar_desktop.core.embedding.encoder import get_encoder
-
-                encoder = get_encoder("auto")
+                encoder = get_encoder("auto", cache_dir=DataLayout(Path(data_dir)).onnx_cache)
             vectors = whole_document_vectors(dataset, data_dir, encoder, progress, cancel)
         return cls([d.doc_id for d in docs], retriever, vectors, encoder)
 
     def bm25_scores(self, query: str) -> np.ndarray:
-        import bm25s
+        import bm25s  # deferred: see build
 
         tokens = bm25s.tokenize([query], stopwords="en", show_progress=False, return_ids=False)[0]
         if not tokens:
@@ -105,14 +109,8 @@ def whole_document_vectors(dataset: BeirDataset, data_dir: str | Path, encoder: 
                            progress: ProgressCallback = no_progress,
                            cancel: Optional[CancelToken] = None) -> np.ndarray:
     """One vector per corpus document (corpus order), through the embedding cache."""
-    from spar_desktop.core.embedding.cache import EmbeddingCache
-    from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
-    from spar_desktop.core.eval.runner import default_extract_fn
-
     if encoder is None:
-        from spar_desktop.core.embedding.encoder import get_encoder
-
-        encoder = get_encoder("auto")
+        encoder = get_encoder("auto", cache_dir=DataLayout(Path(data_dir)).onnx_cache)
     extract = default_extract_fn()
     docs = list(dataset.corpus.values())
     hashes = [content_hash(d.full_text) for d in docs]
@@ -133,11 +131,6 @@ def evaluate_naive(dataset: BeirDataset, data_dir: str | Path, encoder: Any = No
                    k: int = 10, built: Optional[NaiveFusion] = None, progress: ProgressCallback = no_progress,
                    cancel: Optional[CancelToken] = None) -> tuple[Any, NaiveFusion]:
     """(EvalReport, the baseline) for ``method`` 'hybrid' (naive fusion), 'bm25' or 'dense'."""
-    import time
-
-    from spar_desktop.core.eval.runner import EXTRA_KS, IndexInfo, report_from_run
-    from spar_desktop.core.progress import Progress, check
-
     started = time.perf_counter()
     naive = built or NaiveFusion.build(dataset, data_dir, encoder, dense=method != "bm25", progress=progress,
                                        cancel=cancel)

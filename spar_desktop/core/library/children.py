@@ -21,6 +21,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.containers import walk_children
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.library.models import File, FileStatus, utcnow
@@ -81,8 +82,6 @@ def child_row(container: dict, chain: str, member) -> dict:
 
 def list_container(real_path: str, fmt: str, budget: ExtractionBudget) -> tuple[list[tuple[str, object]], list[str]]:
     """(chain, member) for every descendant of a container, parents before their children."""
-    from spar_desktop.core.documents.containers import walk_children
-
     with walk_children(Path(real_path), fmt, budget) as walk:
         items = list(walk)
     items.sort(key=lambda cm: cm[0].count(VIRTUAL_SEP))  # stable: parents before their children

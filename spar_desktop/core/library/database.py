@@ -6,16 +6,14 @@ from __future__ import annotations
 import logging
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator, Optional
+from typing import Iterator, Optional
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.migrations import IndexTooNewError, MigrationError  # noqa: F401  (re-exported)
-
-if TYPE_CHECKING:
-    from spar_desktop.core.migrations.runner import UpgradeReport
+from spar_desktop.core.migrations.runner import UpgradeReport, upgrade_index
 
 log = logging.getLogger(__name__)
 
@@ -52,9 +50,6 @@ class Library:
         self.engine = engine
         self.settings = settings
         self._sessions = sessionmaker(engine, expire_on_commit=False)
-        import spar_desktop.core.schema  # noqa: F401  (registers every table on Base)
-        from spar_desktop.core.migrations.runner import upgrade_index
-
         # Creates a new index, upgrades an older one (backup first), or raises IndexTooNewError
         # without writing anything; serialized between processes (see core/migrations/runner.py).
         self.upgrade: Optional[UpgradeReport] = upgrade_index(engine)
@@ -75,10 +70,6 @@ class Library:
         except BaseException:
             engine.dispose()  # a refused or failed open leaves no connection behind
             raise
-
-    @property
-    def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -11,11 +11,15 @@ from __future__ import annotations
 import re
 import zipfile
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract_mail import mail_metadata as read_headers
 from spar_desktop.core.library.models import FileStatus
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # probe calls this module: a type only
     from spar_desktop.core.library.probe import ProbeResult
 
 MAX_PART_BYTES = 1024 * 1024
@@ -82,12 +86,6 @@ def office_metadata(path: str, fmt: str, result: "ProbeResult") -> None:
 
 def mail_metadata(path: str, fmt: str, result: "ProbeResult") -> None:
     """Subject, sender and date of a mail from its headers; an unreadable mail → ERROR."""
-    from pathlib import Path
-
-    from spar_desktop.core.documents.budget import ExtractionBudget
-    from spar_desktop.core.documents.errors import ExtractionError
-    from spar_desktop.core.documents.extract_mail import mail_metadata as read_headers
-
     try:
         meta = read_headers(Path(path), fmt, ExtractionBudget())
     except ExtractionError as exc:

@@ -225,7 +225,7 @@ def parse_pdf_date(value: str | None) -> Optional[datetime]:
 
 
 def _pdf_metadata(path: str, result: ProbeResult) -> None:
-    import pymupdf
+    import pymupdf  # deferred: PyMuPDF loads in ~0.2 s; a scan of a share without PDFs never needs it
 
     pymupdf.TOOLS.mupdf_display_errors(False)  # problems are reported per file, not on stderr
     try:

@@ -21,7 +21,10 @@ from typing import Optional
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import ScanReport, Scanner
+from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.resources_path import candidates
+from spar_desktop.resources_path import resources_dir as find_resources
 
 SAMPLE_DIR_NAME = "sample_corpus"
 DATES_FILE = "_dates.json"
@@ -32,15 +35,11 @@ README_FILE = "_README.md"
 def resources_dir() -> Optional[Path]:
     """$SPAR_RESOURCES, else the checkout's ``resources/``, else the installed package data
     (``spar_desktop/_resources`` in a wheel or a bundle): spar_desktop/resources_path.py."""
-    from spar_desktop.resources_path import resources_dir as find
-
-    return find()
+    return find_resources()
 
 
 def sample_corpus_dir() -> Optional[Path]:
     """The first resources folder whose sample corpus holds documents, not just its metadata."""
-    from spar_desktop.resources_path import candidates
-
     for res in candidates():
         corpus = res / SAMPLE_DIR_NAME
         if corpus.is_dir() and any(not p.name.startswith("_") for p in corpus.iterdir()):
@@ -59,7 +58,7 @@ def is_sample_corpus(path: str | Path) -> bool:
 def default_target(library: Library) -> Path:
     if library.settings is None:
         raise ValueError("the sample corpus is copied into the data dir: the library needs settings")
-    return Path(library.settings.data_dir) / SAMPLE_DIR_NAME
+    return library.settings.layout.sample_corpus
 
 
 @dataclass(frozen=True)
@@ -135,8 +134,6 @@ def import_sample(library: Library, source: Optional[Path] = None, target: Optio
                   progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> SampleImport:
     """Copy → restore dates → index → import taxonomy → apply assignments. Re-running it is
     harmless: the copy is refreshed, its dates restored, and the scan finds nothing changed."""
-    from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
-
     source = Path(source) if source is not None else sample_corpus_dir()
     if source is None or not source.is_dir():
         raise FileNotFoundError("the sample corpus is not installed (resources/sample_corpus)")

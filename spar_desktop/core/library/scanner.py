@@ -17,7 +17,6 @@ import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from operator import attrgetter, itemgetter
-from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 from sqlalchemy import delete, func, select, update
@@ -27,13 +26,13 @@ from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.file_lock import file_lock
 from spar_desktop.core.library.bulk import fetch_rows, insert_rows
+from spar_desktop.core.library.children import (
+    ContainerListing, mark_children_missing, read_container, remove_children, sync_children,
+)
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, TagSource, utcnow
 from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_virtualenv, is_within, normalize_root, raw_path_bytes,
-)
-from spar_desktop.core.library.children import (
-    ContainerListing, mark_children_missing, read_container, remove_children, sync_children,
 )
 from spar_desktop.core.library.probe import (
     CONTAINER_FORMATS, READABLE_FORMATS, SAMPLED_HASH_PREFIX, NotRegularFile, ProbeResult, format_from_name,
@@ -43,7 +42,6 @@ from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_sp
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 
 log = logging.getLogger(__name__)
-SCAN_LOCK = ".scan.lock"
 
 _entry_name = attrgetter("name")
 
@@ -176,10 +174,9 @@ class Scanner:
     def _turn(self, progress: ProgressCallback):
         """One scan of an index at a time, across processes (the app's scan worker, `spar index`):
         two scans of one new folder both inserted its files, and one died on the unique path."""
-        data_dir = self.library.settings.data_dir if self.library.settings else None
-        if data_dir is None:
+        if self.library.settings is None:
             return nullcontext()
-        return file_lock(Path(data_dir) / SCAN_LOCK,
+        return file_lock(self.library.settings.layout.scan_lock,
                          on_wait=lambda: progress(Progress(0, None, "waiting for another scan of this index to finish")))
 
     def rescan_all(self, progress: ProgressCallback = no_progress,

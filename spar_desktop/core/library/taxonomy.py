@@ -38,7 +38,7 @@ class TaxonomyError(ValueError):
 
 
 @dataclass
-class ImportReport:
+class TaxonomyImportReport:
     tags_created: int = 0
     tags_existing: int = 0
     edges_created: int = 0
@@ -266,14 +266,14 @@ def _parse_mesh(rows: list[list[str]]):
     return list(terms.items()), edges, problems
 
 
-def import_taxonomy(session: Session, path: str | Path, fmt: Optional[str] = None) -> ImportReport:
+def import_taxonomy(session: Session, path: str | Path, fmt: Optional[str] = None) -> TaxonomyImportReport:
     path = Path(path)
     text = _read_text(path)
     fmt = fmt or detect_format(path, text)
     if fmt not in ("json", "csv", "mesh"):
         raise TaxonomyError(f"unknown taxonomy format '{fmt}' (json, csv or mesh)")
     terms, edges, problems = parse_taxonomy(text, fmt)
-    report = ImportReport(problems=list(problems))
+    report = TaxonomyImportReport(problems=list(problems))
     ids: dict[str, int] = {}
     for name, desc in terms:
         existing = session.scalar(select(Tag.id).where(Tag.key == taxonomy_key(name)))

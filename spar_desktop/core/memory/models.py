@@ -1,4 +1,5 @@
-"""ERM tables, in the metadata index database (they move with it, like workspaces).
+"""ERM tables, in the metadata index database (they move with it, like workspaces). The evolved
+keys they produce are workspaces' table (``workspaces/evolved_keys.py``): builds read them.
 
 Memory and evolved keys are keyed by (file content hash, chunker key, chunk id, model id), not by
 workspace: they survive archive/reactivate, are shared by every workspace holding the same file
@@ -10,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Optional
 
-from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from spar_desktop.core.library.models import Base, utcnow
+from spar_desktop.core.workspaces import models as _workspace_tables  # noqa: F401  (erm_progress → workspaces.id)
 
 
 class MemoryUnitRow(Base):
@@ -33,23 +35,6 @@ class MemoryUnitRow(Base):
     score: Mapped[float] = mapped_column(Float)
     hits: Mapped[int] = mapped_column(Integer, default=1)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-
-
-class EvolvedKeyRow(Base):
-    """The key a chunk evolved to at the last evolution (the original stays in the cache)."""
-
-    __tablename__ = "erm_keys"
-    __table_args__ = (UniqueConstraint("content_hash", "chunker_key", "chunk_id", "model_id"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    content_hash: Mapped[str] = mapped_column(String(80), index=True)
-    chunker_key: Mapped[str] = mapped_column(String(200))
-    chunk_id: Mapped[str] = mapped_column(String(40))
-    model_id: Mapped[str] = mapped_column(String(120))
-    vector: Mapped[bytes] = mapped_column(LargeBinary)
-    extra_text: Mapped[str] = mapped_column(Text, default="")
-    tag: Mapped[str] = mapped_column(String(40))
-    evolved_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class MemoryProgressRow(Base):

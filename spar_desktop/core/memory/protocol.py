@@ -16,11 +16,12 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-from spar_desktop.core.eval import metrics as m
+from spar_desktop.core import ranking_metrics as m
 from spar_desktop.core.memory.config import ERMConfig
 from spar_desktop.core.memory.learner import ERMLearner, unit_vector
 from spar_desktop.core.memory.units import ExpansionUnit, prf_units
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.core.retrieval.bm25_index import english_stopwords
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 
 METRIC_KS = (1, 10)
@@ -60,8 +61,6 @@ def prepare(searcher: HybridSearcher, queries: Mapping[str, str], config: ERMCon
             expand: bool = True) -> dict[str, PreparedQuery]:
     """Query vectors and local-feedback units from the ORIGINAL keys' hybrid results
     (``expand=False``: vectors only)."""
-    from spar_desktop.core.retrieval.bm25_index import english_stopwords
-
     enc = searcher.encoder
     ids = list(queries)
     qvecs = enc.encode([queries[q] for q in ids]) if ids else np.empty((0, 0))

@@ -1,67 +1,29 @@
-"""Reading and writing ERM memory and evolved keys in the SQL database.
+"""Reading and writing ERM memory and evolved keys in the SQL database (evolved keys are read
+through ``workspaces/evolved_keys.py``, which builds use too).
 
 A chunk is addressed by ``ChunkRef`` = (content hash, chunker key, chunk id). Rows written with
 another embedding model are skipped with a log line (their vectors live in another space)."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Iterable, Mapping, Sequence
 
-import numpy as np
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.memory.learner import ChunkMemory, EvolvedKey, MemoryEntry
-from spar_desktop.core.memory.models import EvolvedKeyRow, MemoryUnitRow
+from spar_desktop.core.memory.models import MemoryUnitRow
+from spar_desktop.core.workspaces.evolved_keys import ChunkRef, batches, from_blob, key_tag, rows_of_model, to_blob
+from spar_desktop.core.workspaces.models import EvolvedKeyRow
 
 log = logging.getLogger(__name__)
-
-ChunkRef = tuple[str, str, str]  # (content hash, chunker key, chunk id)
-_IN_BATCH = 500  # hashes per IN (...) clause
-
-
-def _batches(values: Sequence[str]) -> Iterator[list[str]]:
-    values = sorted(set(values))
-    for i in range(0, len(values), _IN_BATCH):
-        yield values[i:i + _IN_BATCH]
-
-
-def to_blob(v: np.ndarray) -> bytes:
-    return np.asarray(v, dtype="<f4").tobytes()
-
-
-def from_blob(b: bytes, dim: int) -> np.ndarray | None:
-    v = np.frombuffer(b, dtype="<f4")
-    if v.shape[0] != dim or not np.all(np.isfinite(v)):
-        return None
-    return v.astype(np.float32)
-
-
-def key_tag(vector: np.ndarray, text: str) -> str:
-    """Content-addressed tag of an evolved key: equal tags mean identical keys."""
-    return "erm-" + hashlib.blake2b(to_blob(vector) + text.encode("utf-8"), digest_size=8).hexdigest()
-
-
-def _rows_of_model(s: Session, row_type: Any, hashes: Sequence[str], chunker_key: str, model_id: str,
-                   what: str) -> Iterator[Any]:
-    """Rows of ``row_type`` for these chunks made with ``model_id``; others are counted and skipped."""
-    other = 0
-    for part in _batches(hashes):
-        for r in s.scalars(select(row_type).where(row_type.content_hash.in_(part), row_type.chunker_key == chunker_key)):
-            if r.model_id != model_id:
-                other += 1
-                continue
-            yield r
-    if other:
-        log.info("ERM: ignored %d %s made with another embedding model (now %s)", other, what, model_id)
 
 
 def load_memory(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str, dim: int) -> dict[ChunkRef, ChunkMemory]:
     out: dict[ChunkRef, ChunkMemory] = {}
     bad = 0
-    for r in _rows_of_model(s, MemoryUnitRow, hashes, chunker_key, model_id, "memory units"):
+    for r in rows_of_model(s, MemoryUnitRow, hashes, chunker_key, model_id, "memory units"):
         vec = from_blob(r.vector, dim)
         if vec is None:
             bad += 1
@@ -84,18 +46,6 @@ def save_memory(s: Session, memory: Mapping[ChunkRef, ChunkMemory], refs: Iterab
                                 kind=e.kind, vector=to_blob(e.vector), score=e.score, hits=e.hits))
 
 
-def load_keys(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str, dim: int) -> dict[ChunkRef, tuple[np.ndarray, str, str]]:
-    """Evolved keys: ref → (vector, BM25 text, tag)."""
-    out: dict[ChunkRef, tuple[np.ndarray, str, str]] = {}
-    for r in _rows_of_model(s, EvolvedKeyRow, hashes, chunker_key, model_id, "evolved keys"):
-        vec = from_blob(r.vector, dim)
-        if vec is None:
-            log.warning("ERM: ignored an evolved key with an unreadable vector (%s %s)", r.content_hash[:12], r.chunk_id)
-            continue
-        out[(r.content_hash, r.chunker_key, r.chunk_id)] = (vec, r.extra_text or "", r.tag)
-    return out
-
-
 def save_keys(s: Session, keys: Mapping[ChunkRef, EvolvedKey], stale: Iterable[ChunkRef], model_id: str) -> None:
     """Write evolved keys; drop the rows of ``stale`` refs (keys no longer evolved)."""
     for h, ck, cid in list(keys) + list(stale):
@@ -110,7 +60,7 @@ def save_keys(s: Session, keys: Mapping[ChunkRef, EvolvedKey], stale: Iterable[C
 def delete_for(s: Session, hashes: Sequence[str], chunker_key: str) -> int:
     """Drop memory and keys (all models) of these files: the workspace is back to its originals."""
     n = 0
-    for part in _batches(hashes):
+    for part in batches(hashes):
         for table in (MemoryUnitRow, EvolvedKeyRow):
             res = s.execute(delete(table).where(table.content_hash.in_(part), table.chunker_key == chunker_key))
             n += res.rowcount or 0
@@ -119,7 +69,7 @@ def delete_for(s: Session, hashes: Sequence[str], chunker_key: str) -> int:
 
 def counts(s: Session, hashes: Sequence[str], chunker_key: str, model_id: str) -> dict[str, int]:
     c = {"evolved_keys": 0, "units": 0, "chunks_with_memory": 0, "other_model": 0}
-    for part in _batches(hashes):
+    for part in batches(hashes):
         k = s.execute(select(EvolvedKeyRow.model_id == model_id, func.count()).where(
             EvolvedKeyRow.content_hash.in_(part), EvolvedKeyRow.chunker_key == chunker_key).group_by(
             EvolvedKeyRow.model_id == model_id)).all()

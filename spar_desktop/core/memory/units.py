@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.llm_reply import json_in_reply
 from spar_desktop.core.memory.config import ERMConfig
 
 log = logging.getLogger(__name__)
@@ -114,8 +115,6 @@ def _lexical_scores(qwords: set[str], sentences: Sequence[str], idf: Optional[Ca
 
 def parse_llm_units(reply: str, config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
     """The model's JSON → units; junk (no JSON, wrong shapes) gives [] and a log line."""
-    from spar_desktop.core.llm_reply import json_in_reply
-
     try:
         data = json_in_reply(reply)
     except (json.JSONDecodeError, ValueError, TypeError):
@@ -137,8 +136,9 @@ def parse_llm_units(reply: str, config: ERMConfig = ERMConfig()) -> list[Expansi
 
 def llm_units(helpers: Any, query: str, config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
     """Keywords + hypothetical answer from Ollama through ``LLMHelpers``; [] on any failure."""
+    # Deferred: chat's client loads ollama, httpx and pydantic, needed only when an LLM is asked.
     from spar_desktop.core.chat.client import ChatError
-    from spar_desktop.core.chat.helpers import run_sync
+    from spar_desktop.core.chat.ollama_tasks import run_sync
 
     try:
         reply = run_sync(helpers.ollama.generate(LLM_PROMPT.format(query=query), json_format=True,

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import sys
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -34,8 +35,8 @@ from urllib.parse import quote
 from sqlalchemy import Engine, create_engine, event, inspect, text
 from sqlalchemy.pool import NullPool
 
-from spar_desktop.core.migrations import HEAD_REVISION, IndexTooNewError, MigrationError
 from spar_desktop.core.file_lock import file_lock
+from spar_desktop.core.migrations import HEAD_REVISION, IndexTooNewError, MigrationError
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,7 @@ class UpgradeReport:
 
 # -- Alembic, loaded only when there is something to do -------------------------------------------
 def alembic_config(connection: Any = None):
-    from alembic.config import Config
+    from alembic.config import Config  # deferred: see the section title
 
     cfg = Config()
     cfg.set_main_option("script_location", str(HERE).replace("%", "%%"))
@@ -73,7 +74,7 @@ def alembic_config(connection: Any = None):
 
 @lru_cache(maxsize=1)
 def script_directory():
-    from alembic.script import ScriptDirectory
+    from alembic.script import ScriptDirectory  # deferred: see the section title
 
     return ScriptDirectory.from_config(alembic_config())
 
@@ -158,7 +159,7 @@ def upgrade_index(engine: Engine) -> Optional[UpgradeReport]:
 
 
 def _upgrade(engine: Engine, where: str, path: Optional[Path]) -> Optional[UpgradeReport]:
-    from alembic import command
+    from alembic import command  # deferred: an index at head never loads Alembic
 
     postgres = engine.dialect.name == "postgresql"
     backup: Optional[Path] = None
@@ -253,7 +254,7 @@ def backup_sqlite(path: Path, label: str) -> Path:
 def new_revision(message: str, autogenerate: bool = True) -> None:
     """For maintainers: write versions/NNNN_<slug>.py for what the models added since head
     (compared on an in-memory SQLite database upgraded to head). Review it before committing."""
-    from alembic import command
+    from alembic import command  # deferred: a maintainer's tool
 
     engine = create_engine("sqlite://")
     with engine.connect() as conn, conn.begin():
@@ -264,8 +265,6 @@ def new_revision(message: str, autogenerate: bool = True) -> None:
 
 
 if __name__ == "__main__":  # python -m spar_desktop.core.migrations.runner "what changed"
-    import sys
-
     if len(sys.argv) != 2:
         sys.exit('usage: python -m spar_desktop.core.migrations.runner "message for the new revision"')
     new_revision(sys.argv[1])

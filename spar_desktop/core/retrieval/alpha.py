@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.retrieval.fusion import BM25_INF, COSINE_INF, tm2c2_normalize
 
 log = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ _WORDS = re.compile(r"[^\W_]+", re.UNICODE)
 _ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]+\b")
 FEATURES = ("words", "digits", "wh", "acronym")
 FORMAT = "spar-alpha"
-DEFAULT_FILE = "alpha.json"  # in the data dir: workspaces use it when present
+DEFAULT_FILE = DataLayout(".").alpha_model.name  # in the data dir: workspaces use it when present
 VERSION = 1
 
 
@@ -124,7 +125,7 @@ def load_default_model(data_dir: Optional[str | Path]) -> Optional[AlphaModel]:
     """The data dir's trained model, or None (fixed alpha); an unreadable file is logged."""
     if data_dir is None:
         return None
-    path = Path(data_dir) / DEFAULT_FILE
+    path = DataLayout(data_dir).alpha_model
     if not path.is_file():
         return None
     try:

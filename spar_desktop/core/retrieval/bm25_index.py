@@ -83,7 +83,7 @@ class BM25Index:
                      cancel: Optional[CancelToken] = None) -> "BM25Index":
         """Build from already tokenized texts (this index's tokenizer): a caller that rebuilds
         often over mostly unchanged texts (evolved keys, ERM) tokenizes each text once."""
-        import bm25s
+        import bm25s  # deferred: bm25s loads scipy; importing this module (the tokenizer, stopwords) must not
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)  # bm25s sets its own logger to DEBUG
         if doc_ids is not None and len(doc_ids) != len(tokens):
@@ -171,7 +171,7 @@ class BM25Index:
     def load(cls, directory: str | Path, mmap: bool = False) -> "BM25Index":
         """``mmap``: the score arrays stay in the files (read-only) and only the pages a query
         touches are read: a saved workspace searcher opens without reading its whole index."""
-        import bm25s
+        import bm25s  # deferred: see build_tokens
 
         logging.getLogger("bm25s").setLevel(logging.WARNING)
 

@@ -226,7 +226,7 @@ def _serve(path: str) -> int:
     channel_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray prints, even from native code, go to stderr
     try:
-        import chromadb
+        import chromadb  # the helper process's one job: chromadb is imported here, never in the app
         from chromadb.config import Settings as ChromaSettings
 
         client = chromadb.PersistentClient(path=path, settings=ChromaSettings(anonymized_telemetry=False))

@@ -24,6 +24,7 @@ import numpy as np
 from spar_desktop.core.retrieval.bm25_index import BM25Index
 from spar_desktop.core.retrieval.chunk_table import ChunkTable, PackedTexts, intern_all
 from spar_desktop.core.retrieval.fusion import ALPHA_RULES, DEFAULT_ALPHA_RULE
+from spar_desktop.core.retrieval.keyword_units import UnitMap, check_unit
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 
 FORMAT = "spar-searcher"
@@ -149,7 +150,6 @@ def _load(d: Path, m: dict[str, Any], encoder: Any, collection: Any, alpha_model
         file_ids={x["id"]: x["file_id"] for x in docs},
     )
     bm25 = BM25Index.load(d / "bm25", mmap=True) if (d / "bm25").is_dir() else BM25Index().build_tokens([])
-    from spar_desktop.core.retrieval.keyword_units import UnitMap, check_unit
 
     try:
         units = UnitMap.build(table, check_unit(m["keyword_unit"]))

@@ -12,13 +12,13 @@ import os
 import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.core.retrieval.chroma_host import ChromaHostClient
 
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")  # before chromadb is first imported
 
@@ -108,12 +108,10 @@ def make_chroma_client(settings: Settings) -> Any:
     """HttpClient when a Chroma server URL is set; otherwise a PersistentClient under the data
     dir, in this process or (``settings.chroma_process``, the desktop app) in a helper process."""
     if not settings.chroma_url and settings.chroma_process:
-        from spar_desktop.core.retrieval.chroma_host import ChromaHostClient
-
-        path = Path(settings.data_dir) / "chroma"
+        path = settings.layout.chroma
         path.mkdir(parents=True, exist_ok=True)
         return ChromaHostClient(path)
-    import chromadb
+    import chromadb  # deferred: 0.5-3.5 s of imports, and never in the app's process (chroma_host.py)
     from chromadb.config import Settings as ChromaSettings
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False)
@@ -127,7 +125,7 @@ def make_chroma_client(settings: Settings) -> Any:
             ssl=url.scheme == "https",
             settings=chroma_settings,
         )
-    path = Path(settings.data_dir) / "chroma"
+    path = settings.layout.chroma
     path.mkdir(parents=True, exist_ok=True)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
 

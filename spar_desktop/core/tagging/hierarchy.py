@@ -21,7 +21,8 @@ import numpy as np
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.tagging.phrases import PhraseTable, build_phrase_table, class_tfidf, distinct_phrases
-from spar_desktop.core.tagging.proposal import Proposal, TopicNode, check_name
+from spar_desktop.core.tagging.proposal import Proposal, TopicNode, check_name, save_proposal
+from spar_desktop.core.tagging.summaries import SummaryStore, summarize_files
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,7 @@ def _mode(cfg: InduceConfig, vectors: Optional[tuple[np.ndarray, np.ndarray]]) -
 
 
 def _features(table: PhraseTable, vectors: Optional[tuple[np.ndarray, np.ndarray]], cfg: InduceConfig) -> np.ndarray:
+    # Deferred here and below: scikit-learn takes ~1 s to import; only an induction run needs it.
     from sklearn.decomposition import TruncatedSVD
     from sklearn.preprocessing import normalize
 
@@ -111,7 +113,7 @@ def _features(table: PhraseTable, vectors: Optional[tuple[np.ndarray, np.ndarray
 
 def _kmeans(x: np.ndarray, k: int, seed: int) -> np.ndarray:
     """Labels 0..k'-1 (k' ≤ k: duplicate points can leave clusters empty), largest cluster first."""
-    from sklearn.cluster import KMeans
+    from sklearn.cluster import KMeans  # deferred: see _features
 
     k = min(k, len(x))
     if k <= 1:
@@ -129,7 +131,7 @@ def _choose_top(x: np.ndarray, k_max: int, cfg: InduceConfig) -> np.ndarray:
     groups give four topics rather than the √n bound; k_max alone when not choosing."""
     if not cfg.choose_k or k_max <= cfg.min_top:
         return _kmeans(x, k_max, cfg.seed)
-    from sklearn.metrics import silhouette_score
+    from sklearn.metrics import silhouette_score  # deferred: see _features
 
     best, best_labels = -2.0, None
     low = max(cfg.min_top, (k_max + 1) // 2)
@@ -337,9 +339,6 @@ def induce_for_library(library: Any, settings: Any, encoder: Any, namer: Optiona
     """Summarise the files that lack a current summary (resumable), induce from every summary
     (its vector joining unless ``config.features`` says phrases), and save the proposal in the
     data dir, replacing the previous one. ``encoder`` None: phrases only, no new summaries."""
-    from spar_desktop.core.tagging.proposal import save_proposal
-    from spar_desktop.core.tagging.summaries import SummaryStore, summarize_files
-
     if encoder is not None:
         summarize_files(library, settings, encoder, progress=progress, cancel=cancel)
     store = SummaryStore(library)

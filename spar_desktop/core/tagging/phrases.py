@@ -68,6 +68,7 @@ def build_phrase_table(texts: Mapping[int, str], max_phrases: int = 40_000,
                        stop_words: Optional[Sequence[str]] = None) -> PhraseTable:
     """Fit the phrase vocabulary on ``texts`` (file id -> summary). Raises ValueError when the
     texts have no phrase in common (empty or all-unique vocabularies)."""
+    # Deferred: scikit-learn takes ~1 s to import; only an induction run needs it.
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer, TfidfTransformer
 
     ids = sorted(texts)

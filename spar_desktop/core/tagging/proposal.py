@@ -24,12 +24,13 @@ from typing import Any, Callable, Optional
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from spar_desktop.core.data_layout import DataLayout
+from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version, format_header
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag, TagSource
 from spar_desktop.core.library.tags import add_edge, create_tag
 
 FORMAT = "spar-topic-proposal"
 VERSION = 1
-PROPOSAL_FILE = Path("tagging") / "topic_proposal.json"
 TOPIC_PREFIX = "topic:"
 MAX_NAME = 80
 _BAD_NAME = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
@@ -151,7 +152,7 @@ class Proposal:
 
     # ---------------------------------------------------------------- JSON
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "version": VERSION, "created_at": self.created_at,
+        return json.dumps({**format_header(FORMAT, VERSION), "created_at": self.created_at,
                            "accepted_at": self.accepted_at, "method": self.method, "named_by": self.named_by,
                            "file_count": self.file_count, "unplaced": self.unplaced,
                            "nodes": [n.to_dict() for n in self.nodes]}, ensure_ascii=False, indent=1)
@@ -162,11 +163,15 @@ class Proposal:
             data = json.loads(text)
         except ValueError as exc:
             raise ProposalError(f"the proposal is not valid JSON: {exc}") from exc
-        if not isinstance(data, dict) or data.get("format") != FORMAT:
-            raise ProposalError("not a topic proposal")
-        version = data.get("version")
-        if not isinstance(version, int) or version > VERSION:
-            raise ProposalError(f"the proposal is format version {version}; this SPAR Desktop reads up to {VERSION}")
+        try:
+            check_version(data, FORMAT, VERSION)
+        except NotThisFormat:
+            raise ProposalError("not a topic proposal") from None
+        except NewerVersion as exc:
+            raise ProposalError(f"the proposal is format version {exc.version}; "
+                                f"this SPAR Desktop reads up to {VERSION}") from None
+        except BadVersion as exc:
+            raise ProposalError(f"the proposal has an {exc}") from None
         try:
             return cls(tuple(TopicNode.from_dict(n) for n in data.get("nodes", ())), int(data.get("file_count", 0)),
                        int(data.get("unplaced", 0)), str(data.get("method", "")), str(data.get("named_by", "phrases")),
@@ -199,7 +204,7 @@ def _free_id(parent: TopicNode) -> str:
 
 # -------------------------------------------------------------------- the file in the data dir
 def proposal_path(data_dir: Path) -> Path:
-    return Path(data_dir) / PROPOSAL_FILE
+    return DataLayout(Path(data_dir)).topic_proposal
 
 
 def save_proposal(data_dir: Path, proposal: Proposal) -> Path:

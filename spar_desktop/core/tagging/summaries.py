@@ -18,6 +18,8 @@ from typing import Any, Iterable, Iterator, Optional, Sequence
 import numpy as np
 from sqlalchemy import delete, func, select
 
+from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.reading import ReadOptions, read_document
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileSummary, utcnow
@@ -160,10 +162,7 @@ def _todo(library: Library, model_id: str, file_ids: Optional[Iterable[int]]) ->
     return todo, current
 
 
-def _read_options(settings: Any):
-    from spar_desktop.core.documents.budget import ExtractionBudget
-    from spar_desktop.core.documents.reading import ReadOptions
-
+def _read_options(settings: Any) -> ReadOptions:
     budget = settings.extraction_budget() if settings is not None else ExtractionBudget()
     # OCR is a build's job (minutes per scan); a summary of a scan waits until it has text.
     return ReadOptions(budget=replace(budget, max_chars=_READ_CHARS), ocr=False)
@@ -171,8 +170,6 @@ def _read_options(settings: Any):
 
 def _read_summary(path: str, raw: Optional[bytes], fmt: str, content_hash: str, title: Optional[str],
                   options: Any) -> str:
-    from spar_desktop.core.documents.reading import read_document
-
     doc = read_document(os_path(path, raw), fmt, content_hash, options)
     text = summary_text(title or doc.title, doc.text)
     if not text:

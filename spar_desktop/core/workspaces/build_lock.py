@@ -11,11 +11,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.file_lock import try_lock, unlock
 
 log = logging.getLogger(__name__)
 
-BUILD_LOCK = "build.lock"  # in DATA_DIR/workspaces/<collection>/, held by the process building it
 # Builds running in this process, by (data dir, collection): the app builds in worker threads,
 # and a workspace it is building must never read as interrupted to its own UI.
 _running: dict[tuple[str, str], int] = {}
@@ -23,7 +23,8 @@ _running_lock = threading.Lock()
 
 
 def _lock_path(data_dir: str | Path, collection: str) -> Path:
-    return Path(data_dir) / "workspaces" / collection / BUILD_LOCK
+    """Held by the process building the workspace (DataLayout.build_lock)."""
+    return DataLayout(Path(data_dir)).build_lock(collection)
 
 
 @contextmanager

@@ -10,25 +10,29 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from sqlalchemy import delete, select
 
-from spar_desktop.core.library.models import File, FileStatus, Folder, utcnow
-from spar_desktop.core.documents.reading import OCR_NOTE
+from spar_desktop.core.changes import Changes
+from spar_desktop.core.documents.reading import OCR_NOTE, ReadOptions, read_document
 from spar_desktop.core.documents.virtual import outer_path
+from spar_desktop.core.embedding.pipeline import embed_documents
+from spar_desktop.core.library.models import File, FileStatus, Folder, utcnow
 from spar_desktop.core.library.paths import is_within, os_path
 from spar_desktop.core.library.probe import SAMPLED_HASH_PREFIX, storable_mtime_ns
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
+from spar_desktop.core.retrieval.alpha import load_default_model
+from spar_desktop.core.retrieval.searcher import HybridSearcher
+from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
 from spar_desktop.core.workspaces.build_lock import build_running
 from spar_desktop.core.workspaces.engine import chunker_config
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
+from spar_desktop.core.workspaces.evolved_keys import evolved_overrides
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
 from spar_desktop.core.workspaces.selection import admitted_files
 
-if TYPE_CHECKING:
-    from spar_desktop.core.documents.reading import ReadOptions
+if TYPE_CHECKING:  # the manager calls this module: a type only
     from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
@@ -39,7 +43,7 @@ UNREADABLE = {FileStatus.ERROR: WorkspaceFileState.FAILED, FileStatus.ENCRYPTED:
 
 
 @dataclass
-class BuildReport:
+class WorkspaceBuildReport:
     name: str
     admitted: int = 0
     ready: int = 0
@@ -55,6 +59,20 @@ class BuildReport:
     seconds: float = 0.0
     chunking: str = ""  # how the collection is cut and scored, chosen from its lengths (keyword_units.py)
 
+    @property
+    def changes(self) -> Changes:
+        return Changes(workspaces=True)  # however it ended: the row's status, counts and files
+
+    def describe(self) -> str:
+        """One line for a status bar."""
+        if self.cancelled:
+            return f"Build of '{self.name}' stopped; finished files are kept and the next build resumes"
+        text = (f"'{self.name}' is ready: {self.ready} of {self.admitted} files, {self.chunks:,} passages "
+                f"({self.embedded_chunks:,} newly embedded) in {self.seconds:.1f} s")
+        if self.problems:
+            text += f"; {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} could not be used"
+        return text
+
     def to_json(self) -> dict:
         d = dict(self.__dict__)
         d["problems"] = [{"path": p, "state": st, "message": m} for p, st, m in self.problems]
@@ -62,8 +80,6 @@ class BuildReport:
 
 
 def _load_collection(manager: "Workspaces", ws: Workspace, rebuild: bool):
-    from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
-
     model_id = manager.engine.encoder.model_id
     try:
         return ChromaCollection(manager.engine.chroma, ws.collection, model_id)
@@ -88,14 +104,12 @@ def _refuse_to_read(real: str, root: Optional[str], content_hash: Optional[str])
     return None
 
 
-def _read_options(lib) -> "ReadOptions":
-    from spar_desktop.core.documents.reading import ReadOptions
-
+def _read_options(lib) -> ReadOptions:
     settings = lib.settings
     if settings is None:
         return ReadOptions()
     return ReadOptions(budget=settings.extraction_budget(), ocr=settings.ocr_enabled,
-                       ocr_cache_path=Path(settings.data_dir) / "cache" / "ocr.sqlite3")
+                       ocr_cache_path=settings.layout.ocr_cache)
 
 
 def _on_disk_problem(f: File, container: Optional[tuple[int, int]]) -> Optional[tuple[str, str]]:
@@ -113,7 +127,7 @@ def _on_disk_problem(f: File, container: Optional[tuple[int, int]]) -> Optional[
 
 
 def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback = no_progress,
-                    cancel: Optional[CancelToken] = None, rebuild: bool = False) -> BuildReport:
+                    cancel: Optional[CancelToken] = None, rebuild: bool = False) -> WorkspaceBuildReport:
     settings = manager.library.settings or manager.engine.settings
     with manager.library.session() as s:
         collection = manager.workspace_row(s, name).collection
@@ -125,12 +139,9 @@ def build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback
 
 
 def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallback,
-                     cancel: Optional[CancelToken], rebuild: bool) -> BuildReport:
-    from spar_desktop.core.documents.reading import read_document
-    from spar_desktop.core.embedding.pipeline import embed_documents
-
+                     cancel: Optional[CancelToken], rebuild: bool) -> WorkspaceBuildReport:
     start = time.perf_counter()
-    report = BuildReport(name)
+    report = WorkspaceBuildReport(name)
     lib, eng = manager.library, manager.engine
     flt = manager.current_filter(name)
     report.notes += [p for p in flt.problems if "deleted" in p or "dropped" in p]
@@ -263,8 +274,6 @@ def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: d
                      cancel: Optional[CancelToken]):
     """Sync the collection to the documents and make the searcher. A vector store that fails
     (deleted or damaged behind our back) is reopened, then set aside, and filled from the cache."""
-    from spar_desktop.core.retrieval.searcher import HybridSearcher
-
     eng = manager.engine
     for attempt in range(3):
         try:
@@ -285,8 +294,6 @@ def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: d
 
 def _evolved_keys(manager: "Workspaces", by_doc: dict) -> dict:
     """Keys these chunks evolved to (ERM, core/memory); a build never fails because of them."""
-    from spar_desktop.core.memory.service import evolved_overrides
-
     enc = manager.engine.encoder
     try:
         return evolved_overrides(manager.library, by_doc, enc.model_id, int(enc.dim))
@@ -298,8 +305,6 @@ def _evolved_keys(manager: "Workspaces", by_doc: dict) -> dict:
 def _alpha_model(manager: "Workspaces"):
     """A learned fusion weight (``spar eval --alpha learned --save-alpha DATA_DIR/alpha.json``)
     when one was trained, else None: the fixed weight."""
-    from spar_desktop.core.retrieval.alpha import load_default_model
-
     return load_default_model(manager.library.settings.data_dir if manager.library.settings else None)
 
 

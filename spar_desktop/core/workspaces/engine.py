@@ -1,7 +1,8 @@
 """Shared heavy services of one data dir: the encoder, the embedding cache and the Chroma client.
 
-Created lazily and once per process, so commands that never embed never load torch, and a
-Chroma directory deleted or corrupted behind the app's back is set aside and recreated. The local
+Created lazily and once per process (the encoder's runtime, its model and the Chroma client load
+when first used), so commands that never embed never pay for them, and a Chroma directory deleted
+or corrupted behind the app's back is set aside and recreated. The local
 store is locked while open (core/store_lock.py): a second process gets a message naming the holder.
 """
 
@@ -17,6 +18,9 @@ from typing import Any, Optional
 from spar_desktop.core import store_lock
 from spar_desktop.core.config import Settings
 from spar_desktop.core.documents.types import ChunkerConfig
+from spar_desktop.core.embedding.cache import EmbeddingCache
+from spar_desktop.core.embedding.encoder import get_encoder
+from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.errors import WorkspaceError
 
 log = logging.getLogger(__name__)
@@ -33,10 +37,8 @@ class VectorStoreInUse(WorkspaceError):
 
 def encoder_for(settings: Settings) -> Any:
     """The process-wide encoder for these settings; its built ONNX graph is kept in the data dir
-    (``cache/onnx``), so nothing is written outside it ($SPAR_MODEL_CACHE shares one instead)."""
-    from spar_desktop.core.embedding.encoder import get_encoder
-
-    return get_encoder(settings.embedding_device, cache_dir=Path(settings.data_dir) / "cache" / "onnx")
+    (``DataLayout.onnx_cache``), so nothing is written outside it ($SPAR_MODEL_CACHE shares one)."""
+    return get_encoder(settings.embedding_device, runtime=settings.embed_runtime, cache_dir=settings.layout.onnx_cache)
 
 
 class Engine:
@@ -60,8 +62,6 @@ class Engine:
     def cache(self) -> Any:
         with self._lock:
             if self._cache is None:
-                from spar_desktop.core.embedding.cache import EmbeddingCache
-
                 self._cache = EmbeddingCache(self.settings.data_dir)
             return self._cache
 
@@ -87,7 +87,7 @@ class Engine:
             self.hold_store()  # never move a store another process has open
             self._drop_client()  # a helper process must let go of the files before they move
             if not self.settings.chroma_url:
-                path = Path(self.settings.data_dir) / "chroma"
+                path = self.settings.layout.chroma
                 if path.exists():
                     aside = path.with_name(f"chroma.broken-{int(time.time())}")
                     os.replace(path, aside)
@@ -98,8 +98,6 @@ class Engine:
             return self._client
 
     def _open_chroma(self, retry: bool = True) -> Any:
-        from spar_desktop.core.retrieval.vector_store import make_chroma_client
-
         self.hold_store()  # before anything touches the files; never "repaired" by a reset below
         try:
             client = make_chroma_client(self.settings)
@@ -121,7 +119,7 @@ class Engine:
         the store (a build marks its workspace "building") calls this first."""
         if self.settings.chroma_url or self._store is not None:
             return
-        store = Path(self.settings.data_dir) / "chroma"
+        store = self.settings.layout.chroma
         try:
             store_lock.acquire(store)
         except store_lock.StoreInUseError as exc:
@@ -152,7 +150,7 @@ class Engine:
 
 def _clear_chroma_cache() -> None:
     try:
-        from chromadb.api.client import SharedSystemClient
+        from chromadb.api.client import SharedSystemClient  # deferred: chromadb takes seconds to import
 
         SharedSystemClient.clear_system_cache()
     except Exception as exc:  # noqa: BLE001 - best effort; a fresh client follows anyway

@@ -2,6 +2,8 @@
 update, search, archive (drop vectors, keep everything else), reactivate from cache, delete.
 
 The heavy parts live in builder.py (build/update) and search.py; export/import in sparws.py.
+Methods that read or replace a workspace's collection or searcher take its lock (locks.py), so
+every caller (the app's workers, chat, the CLI) gets the same exclusion.
 """
 
 from __future__ import annotations
@@ -18,16 +20,22 @@ from sqlalchemy import delete, func, select
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag, utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.retrieval.vector_store import delete_collection
+from spar_desktop.core.workspaces import builder, ranking
+from spar_desktop.core.workspaces.build_lock import build_in_progress
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
+from spar_desktop.core.workspaces.locks import WorkspaceLocks
 from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
 )
-from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.request import parse_request
+from spar_desktop.core.workspaces.search import open_searcher, search_workspace
+from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.selection import (
     Explanation, TagChoice, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
 )
+from spar_desktop.core.workspaces.tag_index import TagIndex
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +69,10 @@ class WorkspaceInfo:
     def interrupted(self) -> bool:
         """A build of it was killed (no process is building it): building again resumes it."""
         return self.status == WorkspaceStatus.INTERRUPTED
+
+    @property
+    def request(self) -> str:
+        return self.filter.request
 
     @property
     def searchable(self) -> bool:
@@ -139,6 +151,7 @@ class Workspaces:
         self.library = library
         self.engine = engine or engine_for(library.settings)
         self._tag_index: Any = None
+        self.locks = WorkspaceLocks()
         # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
         self.searchers = SearcherCache(library, lambda: self.engine)
         self.remove_orphaned_states()
@@ -153,15 +166,19 @@ class Workspaces:
             log.warning("could not remove orphaned search indexes: %s", exc)
             return []
 
+    def lock(self, name: str):
+        """The lock of workspace ``name`` (re-entrant): hold it across several calls that must
+        see one state of it; the methods below take it themselves."""
+        return self.locks.workspace(name)
+
     # -- tag index ------------------------------------------------------------------------
     @property
     def tag_index(self) -> Any:
-        from spar_desktop.core.workspaces.tag_index import TagIndex
-
-        if self._tag_index is None:
-            self._tag_index = TagIndex(self.library, self.engine.chroma, self.engine.encoder)
-        self._tag_index.sync()
-        return self._tag_index
+        with self.locks.tags:
+            if self._tag_index is None:
+                self._tag_index = TagIndex(self.library, self.engine.chroma, self.engine.encoder)
+            self._tag_index.sync()
+            return self._tag_index
 
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
@@ -191,6 +208,11 @@ class Workspaces:
         file may lack a group when none has them all) or 'all' (every group)."""
         if match not in ("ranked", "most", "all"):
             raise WorkspaceError(f"unknown match mode '{match}': ranked, most or all")
+        with self.locks.tags:  # the tag index is synced and queried as one step
+            return self._filter_for(request, tags, since, until, types, today, match)
+
+    def _filter_for(self, request: str, tags: Sequence[str], since: Optional[date], until: Optional[date],
+                    types: Sequence[str], today: Optional[date], match: str) -> WorkspaceFilter:
         if request.strip():
             parsed = parse_request(request, today)
             flt = build_filter(self.library, parsed, self.tag_index, relax=match == "most", ranked=match == "ranked") \
@@ -226,8 +248,6 @@ class Workspaces:
     def with_request_vector(self, flt: WorkspaceFilter) -> WorkspaceFilter:
         """``flt`` with its request encoded, when the index has file summaries to compare it with
         (tagging.summaries); without them ranking uses tags alone and nothing is encoded."""
-        from spar_desktop.core.workspaces import ranking
-
         encoder = self.engine.encoder
         if not flt.request.strip() or not ranking.summaries_available(self.library, encoder.model_id):
             return flt
@@ -250,8 +270,6 @@ class Workspaces:
         return str(settings.data_dir) if settings is not None else None
 
     def _info(self, s, ws: Workspace) -> WorkspaceInfo:
-        from spar_desktop.core.workspaces.build_lock import build_in_progress
-
         n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
         status, last_error = ws.status, ws.last_error
         if status == WorkspaceStatus.BUILDING and not build_in_progress(self.data_dir, ws.collection):
@@ -310,35 +328,30 @@ class Workspaces:
         return explain(self.library, self.current_filter(name))
 
     def set_filter(self, name: str, flt: WorkspaceFilter) -> Explanation:
-        with self.library.session() as s:
+        with self.lock(name), self.library.session() as s:
             self.workspace_row(s, name).filter_json = flt.to_json()
         return explain(self.library, flt)
 
     # -- build / search (see builder.py and search.py) ---------------------------------------
     def build(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
               rebuild: bool = False):
-        from spar_desktop.core.workspaces.builder import build_workspace
-
-        return build_workspace(self, name, progress, cancel, rebuild)
+        with self.lock(name):
+            return builder.build_workspace(self, name, progress, cancel, rebuild)
 
     def search(self, name: str, query: str, k: int = 10, method: str = "hybrid", session_key: Optional[str] = None,
                source: str = "search"):
-        from spar_desktop.core.workspaces.search import search_workspace
-
-        return search_workspace(self, name, query, k, method, session_key, source)
+        with self.lock(name):
+            return search_workspace(self, name, query, k, method, session_key, source)
 
     def searcher(self, name: str):
         """(workspace id, its HybridSearcher, notes): opened from memory or its saved state,
         rebuilt from the cache only when that state is missing or stale (notes say why)."""
-        from spar_desktop.core.workspaces.search import open_searcher
-
-        return open_searcher(self, name)
+        with self.lock(name):
+            return open_searcher(self, name)
 
     # -- archive / reactivate / delete -----------------------------------------------------------
     def archive(self, name: str) -> WorkspaceInfo:
-        from spar_desktop.core.retrieval.vector_store import delete_collection
-
-        with self.library.session() as s:
+        with self.lock(name), self.library.session() as s:
             ws = self.workspace_row(s, name)
             delete_collection(self.engine.chroma, ws.collection)
             self.searchers.forget(ws.id, ws.collection)  # archive drops vectors: saved ones too
@@ -364,9 +377,7 @@ class Workspaces:
         return idle
 
     def delete(self, name: str) -> None:
-        from spar_desktop.core.retrieval.vector_store import delete_collection
-
-        with self.library.session() as s:
+        with self.lock(name), self.library.session() as s:
             ws = self.workspace_row(s, name)
             delete_collection(self.engine.chroma, ws.collection)
             self.searchers.forget(ws.id, ws.collection)

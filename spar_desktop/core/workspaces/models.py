@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Optional
 
-from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, String, Text, UniqueConstraint
+from sqlalchemy import JSON, DateTime, Float, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from spar_desktop.core.library.models import Base, utcnow
@@ -78,3 +78,22 @@ class QueryLogEntry(Base):
     opened: Mapped[list] = mapped_column(JSON, default=list)  # file ids opened or cited
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, index=True)
     latency_ms: Mapped[Optional[float]] = mapped_column(Float, nullable=True)
+
+
+class EvolvedKeyRow(Base):
+    """The key a chunk evolved to at the last evolution (the original stays in the cache). ERM
+    (core/memory, above workspaces) writes these; builds and saved searchers read them
+    (``evolved_keys.py``), so the table lives with its readers."""
+
+    __tablename__ = "erm_keys"
+    __table_args__ = (UniqueConstraint("content_hash", "chunker_key", "chunk_id", "model_id"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    content_hash: Mapped[str] = mapped_column(String(80), index=True)
+    chunker_key: Mapped[str] = mapped_column(String(200))
+    chunk_id: Mapped[str] = mapped_column(String(40))
+    model_id: Mapped[str] = mapped_column(String(120))
+    vector: Mapped[bytes] = mapped_column(LargeBinary)
+    extra_text: Mapped[str] = mapped_column(Text, default="")
+    tag: Mapped[str] = mapped_column(String(40))
+    evolved_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

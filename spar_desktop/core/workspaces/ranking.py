@@ -24,16 +24,17 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+import numpy as np
 from sqlalchemy import select
 
+from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileTag
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.library.tags import descendant_ids
+from spar_desktop.core.tagging.summaries import SummaryStore
 
-if TYPE_CHECKING:
-    import numpy as np
-
+if TYPE_CHECKING:  # selection calls this module: a type only
     from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
 # A tenth of the index: the issue's target for a workspace that still holds what a global search
@@ -54,16 +55,12 @@ def default_budget(indexed_files: int) -> int:
 
 def encode_vector(vector: Sequence[float]) -> str:
     """A request vector as stored in the filter (base64 float32: compact, exact, no pickle)."""
-    import numpy as np
-
     return base64.b64encode(np.asarray(vector, dtype=np.float32).tobytes()).decode("ascii")
 
 
 def decode_vector(text: str) -> Optional[np.ndarray]:
     """The stored request vector, L2-normalised; None when absent or unreadable (a hand-edited
     or damaged filter ranks by tags only rather than failing)."""
-    import numpy as np
-
     if not text:
         return None
     try:
@@ -144,8 +141,6 @@ def _likeness(library: Library, query: Optional[np.ndarray], model_id: str, pool
     """Cosine of each pool file's current summary to the request (files without one are absent)."""
     if query is None or not model_id:
         return {}
-    from spar_desktop.core.tagging.summaries import SummaryStore
-
     ids, vectors = SummaryStore(library).matrix(model_id)
     if not len(ids) or vectors.shape[1] != query.shape[0]:
         return {}
@@ -248,14 +243,10 @@ def select_files(library: Library, flt: "WorkspaceFilter") -> Selection:
 
 
 def summaries_available(library: Library, model_id: str) -> bool:
-    from spar_desktop.core.tagging.summaries import SummaryStore
-
     return SummaryStore(library).count(model_id) > 0
 
 
 def request_vector(encoder: Any, text: str) -> str:
     """The request encoded as a search query, stored in the filter so that every later explain
     and build (in any process, with or without an encoder loaded) ranks the same way."""
-    from spar_desktop.core.documents.types import storable_text
-
     return encode_vector(encoder.encode_query(storable_text(text)))

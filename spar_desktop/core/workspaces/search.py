@@ -14,15 +14,14 @@ from sqlalchemy import select
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.library.queries import copies_of
-from spar_desktop.core.retrieval.explain import matched_spans
+from spar_desktop.core.retrieval.explain import Explanation, explain, matched_spans
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import QueryLogEntry
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from spar_desktop.core.retrieval.explain import Explanation
+if TYPE_CHECKING:  # the manager calls this module: a type only
     from spar_desktop.core.workspaces.manager import Workspaces
 
 # Searches closer together than this in one workspace form one session (for co-occurrence).
@@ -61,9 +60,7 @@ class WorkspaceHit:
         d["matched"] = [list(span) for span in self.matched]
         return d
 
-    def explanation(self, query: str) -> "Explanation":
-        from spar_desktop.core.retrieval.explain import explain
-
+    def explanation(self, query: str) -> Explanation:
         return explain(self, query, keyword_unit=self.keyword_unit)
 
 

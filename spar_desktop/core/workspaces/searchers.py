@@ -16,6 +16,7 @@ embedding cache, with a note saying why.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import secrets
@@ -26,14 +27,20 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
+from spar_desktop.core.data_layout import DataLayout
+from spar_desktop.core.retrieval import searcher_state
+from spar_desktop.core.retrieval.alpha import load_default_model
+from spar_desktop.core.retrieval.vector_store import ChromaCollection
+from spar_desktop.core.workspaces.engine import chunker_config
+from spar_desktop.core.workspaces.evolved_keys import load_keys
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
 
 log = logging.getLogger(__name__)
 
-STATE_DIR = "searcher"
 POINTER = "CURRENT"
 _OPENABLE = (WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING)  # BUILDING: an update is running
-_OURS = frozenset({STATE_DIR, "build.lock"})  # all a workspace folder may hold to count as ours
+# All a workspace folder may hold to count as ours: its saved searcher and its build lock.
+_OURS = frozenset(p.name for p in (DataLayout(Path(".")).searcher_dir("ws"), DataLayout(Path(".")).build_lock("ws")))
 _ABANDONED_SECONDS = 3600  # a tmp-* directory this old was left by a killed process
 
 
@@ -151,7 +158,7 @@ class SearcherCache:
         like a collection ('ws-...') and holding nothing but its saved searcher and build lock.
         The folders are listed before the workspaces are read: a workspace is stored before its
         folder is made, so one being created right now is never taken for an orphan."""
-        top = self._dir("x").parent.parent
+        top = self._engine().settings.layout.workspaces
         try:
             candidates = [d for d in top.iterdir() if d.name.startswith("ws-") and d.is_dir() and not d.is_symlink()]
         except FileNotFoundError:
@@ -170,11 +177,9 @@ class SearcherCache:
 
     # -- disk --------------------------------------------------------------------------------
     def _dir(self, collection: str) -> Path:
-        return Path(self._engine().settings.data_dir) / "workspaces" / collection / STATE_DIR
+        return self._engine().settings.layout.searcher_dir(collection)
 
     def _save(self, ws_id: int, built_at: datetime, searcher: Any) -> Path:
-        from spar_desktop.core.retrieval import searcher_state
-
         with self._library.session() as s:
             ws = s.get(Workspace, ws_id)
             if ws is None:
@@ -203,11 +208,6 @@ class SearcherCache:
         return final
 
     def _load(self, ws_id: int, built_at: datetime) -> Any:
-        from spar_desktop.core.retrieval import searcher_state
-        from spar_desktop.core.retrieval.vector_store import ChromaCollection
-        from spar_desktop.core.retrieval.alpha import load_default_model
-        from spar_desktop.core.workspaces.engine import chunker_config
-
         with self._library.session() as s:
             ws = s.get(Workspace, ws_id)
             if ws is None or ws.status not in _OPENABLE or ws.built_at != built_at:
@@ -268,16 +268,14 @@ def _dense_in_chroma(settings: Any) -> bool:
 
 def _stored_keys(library: Any, searcher: Any, row: dict) -> dict[str, Any]:
     """Chunk key → evolved key as the database has it now (what a build would apply)."""
-    from spar_desktop.core.memory import store
-
     if searcher.original_vectors is None or not row["chunker_key"]:
         return {}
     docs_of: dict[str, list[str]] = {}
     for doc_id, (content_hash, _) in searcher.table.doc_refs.items():
         docs_of.setdefault(content_hash, []).append(doc_id)
     with library.session() as s:
-        stored = store.load_keys(s, list(docs_of), row["chunker_key"], row["model_id"],
-                                 int(searcher.original_vectors.shape[1]))
+        stored = load_keys(s, list(docs_of), row["chunker_key"], row["model_id"],
+                           int(searcher.original_vectors.shape[1]))
     out = {}
     for (content_hash, _, chunk_id), (_, _, tag) in stored.items():
         for doc_id in docs_of.get(content_hash, ()):
@@ -288,9 +286,7 @@ def _stored_keys(library: Any, searcher: Any, row: dict) -> dict[str, Any]:
 
 
 def _tags_digest(searcher: Any, keys: dict[str, Any]) -> str:
-    """Digest of (chunk key, tag) of the evolved keys; tags are content-addressed (store.key_tag)."""
-    import hashlib
-
+    """Digest of (chunk key, tag) of the evolved keys; tags are content-addressed (evolved_keys.key_tag)."""
     h = hashlib.blake2b(digest_size=16)
     for k in sorted(keys):
         tag = keys[k] if isinstance(keys[k], str) else keys[k].tag

@@ -183,11 +183,6 @@ class WorkspaceFilter:
         return replace(self, groups=self.without_group(label).groups + back,
                        dropped=tuple(g for g in self.dropped if g.label != label))
 
-    def without_tag(self, tag_id: int) -> "WorkspaceFilter":
-        groups = tuple(replace(g, tags=tuple(t for t in g.tags if t.tag_id != tag_id)) for g in self.groups)
-        return replace(self, groups=tuple(g for g in groups if g.tags))
-
-
 @dataclass(frozen=True)
 class FunnelStep:
     label: str

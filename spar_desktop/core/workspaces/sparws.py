@@ -10,6 +10,9 @@ A .sparws comes from someone else: every way it can be malformed (a broken zip, 
 message, and the import is one transaction: a failure leaves no workspace, file row, query or
 thread behind. Paths in an export are absolute (the exporter's): the importer only matches them
 against its own index and never opens them.
+
+Threads are chat's part of the file: chat sits above workspaces, so the caller hands its
+``ThreadPorter`` in (``threads=chat.share``); without one a workspace travels without threads.
 """
 
 from __future__ import annotations
@@ -23,19 +26,19 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Optional
+from typing import Any, Iterator, Optional, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
 
+from spar_desktop.core.changes import Changes
+from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version, format_header
 from spar_desktop.core.library.models import File, Folder, Tag
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.manager import Workspaces, check_name, clean_name, collection_name, name_taken
 from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState
 from spar_desktop.core.workspaces.selection import TagChoice, WorkspaceFilter
-
-if TYPE_CHECKING:
-    from spar_desktop.core.workspaces.manager import Workspaces
 
 FORMAT = "sparws"
 VERSION = 1
@@ -55,8 +58,16 @@ class SparwsError(WorkspaceError):
     """The .sparws file cannot be imported; the message says why."""
 
 
+class ThreadPorter(Protocol):
+    """The thread part of a .sparws, provided by the chat layer (``spar_desktop.core.chat.share``)."""
+
+    def export_threads(self, library: Any, workspace_id: int) -> list[dict]: ...
+
+    def import_threads(self, library: Any, workspace_name: str, threads: Any) -> int: ...
+
+
 @dataclass
-class ImportReport:
+class WorkspaceImportReport:
     name: str
     files_total: int = 0
     matched_by_hash: int = 0
@@ -67,8 +78,37 @@ class ImportReport:
     queries: int = 0
     renamed_from: Optional[str] = None  # the manifest's name when it had to be cleaned or suffixed
 
+    @property
+    def matched(self) -> int:
+        return self.matched_by_hash + self.matched_by_path
 
-def export_workspace(manager: "Workspaces", name: str, out: str | Path) -> Path:
+    @property
+    def changes(self) -> Changes:
+        return Changes(workspaces=True)
+
+    def describe(self) -> str:
+        """One paragraph for a status bar: what was imported and what the file named that was dropped."""
+        text = f"Imported '{self.name}': {self.matched} of {self.files_total} files found in this index"
+        if self.threads:
+            text += f", {self.threads} chat thread{'s' if self.threads != 1 else ''}"
+        dropped = []
+        if self.not_found:
+            dropped.append(f"{len(self.not_found)} not in this index")
+        if self.outside_roots:
+            dropped.append(f"{len(self.outside_roots)} outside the folders indexed here")
+        if dropped:
+            text += f"; dropped {' and '.join(dropped)}"
+        if self.renamed_from:
+            text += f" (the file named it '{self.renamed_from}')"
+        return text + ". Build it to search."
+
+
+def export_workspace(manager: Workspaces, name: str, out: str | Path, threads: Optional[ThreadPorter] = None) -> Path:
+    with manager.lock(name):  # one state of it: not half a build's file list
+        return _export(manager, name, Path(out), threads)
+
+
+def _export(manager: Workspaces, name: str, out: Path, threads: Optional[ThreadPorter]) -> Path:
     info = manager.get(name)
     files = manager.files(name)
     with manager.library.session() as s:
@@ -78,24 +118,17 @@ def export_workspace(manager: "Workspaces", name: str, out: str | Path) -> Path:
             for q in s.scalars(select(QueryLogEntry).where(QueryLogEntry.workspace_id == info.id).order_by(QueryLogEntry.id))
         ]
     manifest = {
-        "format": FORMAT, "version": VERSION, "name": info.name, "filter": info.filter.to_json(),
+        **format_header(FORMAT, VERSION), "name": info.name, "filter": info.filter.to_json(),
         "files": [{"path": f.path, "rel_path": rel.get(f.file_id), "content_hash": f.content_hash} for f in files],
         "paths": PATHS_NOTE,
-        "threads": _export_threads(manager, info.id),
+        "threads": threads.export_threads(manager.library, info.id) if threads is not None else [],
         "query_history": history,
     }
-    out = Path(out)
     tmp = out.with_name(out.name + ".tmp")
     with zipfile.ZipFile(tmp, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr(MANIFEST, json.dumps(manifest, ensure_ascii=False, indent=1))
     os.replace(tmp, out)
     return out
-
-
-def _export_threads(manager: "Workspaces", ws_id: int) -> list[dict]:
-    from spar_desktop.core.chat.share import export_threads  # the chat layer builds on workspaces
-
-    return export_threads(manager.library, ws_id)
 
 
 def read_manifest(path: str | Path) -> dict[str, Any]:
@@ -212,14 +245,15 @@ def _check_text(text: str, where: str) -> None:
 
 
 def _validate(m: Any) -> None:
-    if not isinstance(m, dict) or m.get("format") != FORMAT:
-        raise SparwsError("not a SPAR workspace manifest")
-    version = m.get("version")
-    if not _is_int(version) or version < 1:
-        raise SparwsError(f"invalid version {str(version)[:40]!r}")
-    if version > VERSION:
-        raise SparwsError(f"this workspace was exported by a newer SPAR Desktop (format version {version}); "
-                          f"this version reads up to {VERSION}: please update the app")
+    try:
+        check_version(m, FORMAT, VERSION)
+    except NotThisFormat:
+        raise SparwsError("not a SPAR workspace manifest") from None
+    except NewerVersion as exc:
+        raise SparwsError(f"this workspace was exported by a newer SPAR Desktop (format version {exc.version}); "
+                          f"this version reads up to {VERSION}: please update the app") from None
+    except BadVersion as exc:
+        raise SparwsError(str(exc)) from None
     if not isinstance(m.get("name"), str) or not m["name"].strip() or len(m["name"]) > 200:
         raise SparwsError("the workspace name is missing or too long")
     if not isinstance(m.get("filter"), dict):
@@ -326,13 +360,12 @@ class _InTransaction:
         return getattr(self._library, name)
 
 
-def import_workspace(manager: "Workspaces", path: str | Path, name: str | None = None) -> ImportReport:
+def import_workspace(manager: Workspaces, path: str | Path, name: str | None = None,
+                     threads: Optional[ThreadPorter] = None) -> WorkspaceImportReport:
     """Import a .sparws as a new workspace, in one transaction. ``name`` (one the user typed) must
     be valid and free; the manifest's own name is cleaned and, when taken, suffixed ' (2)'...
     File entries not in this index, or matching a file that is not under an indexed folder, are
-    dropped and listed in the report."""
-    from spar_desktop.core.workspaces.manager import check_name, clean_name, name_taken
-
+    dropped and listed in the report. ``threads``: chat's porter; None leaves the threads out."""
     m = read_manifest(path)
     flt = WorkspaceFilter.from_json(m["filter"])
     if name is not None:
@@ -351,17 +384,16 @@ def import_workspace(manager: "Workspaces", path: str | Path, name: str | None =
                 final, n = base, 2
                 while name_taken(s, final):
                     final, n = f"{base} ({n})", n + 1
-            report = ImportReport(final, files_total=len(m["files"]),
+            report = WorkspaceImportReport(final, files_total=len(m["files"]),
                                   renamed_from=m["name"] if name is None and final != m["name"] else None)
-            _import_into(manager, s, m, flt, report)
+            _import_into(manager, s, m, flt, report, threads)
     except SQLAlchemyError as exc:  # e.g. the database is locked or full: the transaction was rolled back
         raise SparwsError(f"importing failed and was undone, nothing was saved: {exc}") from exc
     return report
 
 
-def _import_into(manager: "Workspaces", s: Any, m: dict[str, Any], flt: WorkspaceFilter, report: ImportReport) -> None:
-    from spar_desktop.core.workspaces.manager import collection_name
-
+def _import_into(manager: Workspaces, s: Any, m: dict[str, Any], flt: WorkspaceFilter, report: WorkspaceImportReport,
+                 threads: Optional[ThreadPorter]) -> None:
     # The filter's tag ids are the exporter's: map them to ours by tag key.
     ours = dict(s.execute(select(Tag.key, Tag.id)).all())
     groups = []
@@ -402,8 +434,6 @@ def _import_into(manager: "Workspaces", s: Any, m: dict[str, Any], flt: Workspac
             s.add(QueryLogEntry(workspace_id=ws.id, session_key=str(q.get("session", "imported"))[:80],
                                 query=q["query"][:2000], source="import"))
             report.queries += 1
-    if m.get("threads"):
-        from spar_desktop.core.chat.share import import_threads
-
+    if m.get("threads") and threads is not None:
         s.flush()
-        report.threads = import_threads(_InTransaction(manager.library, s), report.name, m["threads"])
+        report.threads = threads.import_threads(_InTransaction(manager.library, s), report.name, m["threads"])

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag, TagEdge, TagSource
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.retrieval.vector_store import ChromaCollection
 
 TAG_COLLECTION = "spar-tag-vocabulary"
 # A keyword whose words are all in a label, not side by side: below a label inside the keyword or
@@ -71,8 +72,6 @@ def tag_text(tag: Tag, parents: list[str]) -> str:
 
 class TagIndex:
     def __init__(self, library: Library, client: Any, encoder: Any) -> None:
-        from spar_desktop.core.retrieval.vector_store import ChromaCollection
-
         self.library = library
         self.encoder = encoder
         self.collection = ChromaCollection(client, TAG_COLLECTION, encoder.model_id)

@@ -141,6 +141,7 @@ def test_hostile_imported_threads_are_bounded_and_cleaned(lib):
 
 def test_threads_travel_in_sparws_files(workspace_env, tmp_path):
     from spar_desktop.core.chat.prompt import parse_citations, passages_from_hits
+    from spar_desktop.core.chat import share
     from spar_desktop.core.workspaces.sparws import export_workspace, import_workspace
 
     mgr, _ = workspace_env
@@ -149,10 +150,10 @@ def test_threads_travel_in_sparws_files(workspace_env, tmp_path):
     res = mgr.search("ops", "gearbox bearing oil", k=3)
     ps = passages_from_hits(res.hits)
     add_turn(store, t.id, "Why?", "Oil [1].", passages=ps, citations=parse_citations("Oil [1].", ps))
-    out = export_workspace(mgr, "ops", tmp_path / "ops.sparws")
+    out = export_workspace(mgr, "ops", tmp_path / "ops.sparws", threads=share)
     manifest = json.loads(zipfile.ZipFile(out).read("manifest.json"))
     assert any(th["title"] == "shared thread" and len(th["messages"]) == 2 for th in manifest["threads"])
-    report = import_workspace(mgr, out, "ops-shared")
+    report = import_workspace(mgr, out, "ops-shared", threads=share)
     assert report.threads >= 1
     copy = next(x for x in store.list("ops-shared") if x.title == "shared thread")
     answer = store.messages(copy.id)[1]

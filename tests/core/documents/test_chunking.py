@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from spar_desktop.core.documents import (ChunkerConfig, ExtractedDocument, PageText,
-                                         chunk_document, extract)
+from spar_desktop.core.documents.chunking import chunk_document
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.segment import Units, sentences
 from spar_desktop.core.documents.tokens import estimate_tokens
+from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
 
 PROSE = (
     "Centrifugal pumps move fluid by converting rotational energy. Dr. Smith measured the "

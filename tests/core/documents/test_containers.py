@@ -18,10 +18,10 @@ from pathlib import Path
 import pytest
 
 from spar_desktop.core.documents.budget import ExtractionBudget
-from spar_desktop.core.documents.containers import (Member, copy_member, extract_zip_listing, list_members,
-                                                    walk_children)
+from spar_desktop.core.documents.containers import copy_member, extract_zip_listing, list_members, walk_children
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract import extract
+from spar_desktop.core.documents.members import Member
 from spar_desktop.core.library.probe import probe_file
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "mail"

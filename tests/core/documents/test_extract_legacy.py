@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import extract
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.extract_legacy import legacy_converter
 
 LEGACY = Path(__file__).resolve().parents[2] / "fixtures" / "legacy"

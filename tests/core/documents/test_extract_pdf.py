@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from spar_desktop.core.documents import ExtractionError, extract
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 
 
 def test_multi_page_pdf_keeps_page_numbers_and_title(make_pdf):

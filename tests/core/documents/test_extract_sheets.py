@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import chunk_document, extract
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget
+from spar_desktop.core.documents.chunking import chunk_document
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.types import ChunkerConfig
 
 LEGACY = Path(__file__).resolve().parents[2] / "fixtures" / "legacy"

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from spar_desktop.core.documents import ExtractionError, extract, extract_text_string
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract, extract_text_string
 from spar_desktop.core.documents.extract_structured import MAX_DEPTH, flatten
 
 
@@ -156,7 +157,7 @@ def test_format_override_and_unsupported_format(tmp_path):
 
 
 def test_missing_file_raises(tmp_path):
-    from spar_desktop.core.documents import ExtractionError
+    from spar_desktop.core.documents.errors import ExtractionError
 
     with pytest.raises(ExtractionError):
         extract(tmp_path / "nope.txt")

@@ -7,7 +7,8 @@ import zipfile
 
 import pytest
 
-from spar_desktop.core.documents import ExtractionError, extract
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 
 
 # ------------------------------------------------------------------------------------------ DOCX

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import extract
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 
 
 def make_odt(path: Path, paragraphs: int = 0) -> Path:

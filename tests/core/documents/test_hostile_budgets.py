@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import ExtractionError, extract
 from spar_desktop.core.documents import extract_office
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.extract_office import extract_docx
 from spar_desktop.core.documents.extract_structured import MAX_LINE_CHARS, extract_csv
 from spar_desktop.core.documents.extract_text import extract_html, html_to_text

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import ExtractionError, extract
 from spar_desktop.core.documents import ocr
 from spar_desktop.core.documents.budget import ExtractionBudget
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.extract_pdf import NO_TEXT_LAYER
 from spar_desktop.core.documents.ocr import OCR_ENGINE_ID, needs_ocr, ocr_document, ocr_unavailable
 from spar_desktop.core.documents.ocr_cache import OcrCache
@@ -178,7 +179,7 @@ def _white_png_streamed(path: Path, side: int) -> None:
 _PEAK_RSS_PROBE = """
 import json, resource, sys
 from pathlib import Path
-from spar_desktop.core.documents import extract
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.ocr import ocr_document, ocr_unavailable
@@ -385,7 +386,7 @@ socket.socket.connect_ex = refuse
 socket.create_connection = refuse
 socket.getaddrinfo = refuse
 from pathlib import Path
-from spar_desktop.core.documents import extract
+from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.ocr import ocr_document
 path = Path(sys.argv[1])

@@ -7,10 +7,10 @@ import logging
 import numpy as np
 import pytest
 
-from spar_desktop.core.documents import (ChunkerConfig, ExtractedDocument, PageText,
-                                         chunk_document, contextualize)
+from spar_desktop.core.documents.chunking import chunk_document, contextualize
 from spar_desktop.core.documents.semantic import breakpoints
 from spar_desktop.core.documents.tokens import estimate_tokens
+from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
 
 TOPICS = ("apple", "engine", "ocean")
 

@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.documents import ChunkerConfig, chunk_document, extract_text_string
+from spar_desktop.core.documents.chunking import chunk_document
+from spar_desktop.core.documents.extract import extract_text_string
 from spar_desktop.core.documents.tokens import counter_from_tokenizer, estimate_tokens, estimate_unit
+from spar_desktop.core.documents.types import ChunkerConfig
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 ENCODER_WINDOW = 256 - 2  # [CLS] and [SEP] take two of all-MiniLM-L6-v2's 256 positions

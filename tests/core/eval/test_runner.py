@@ -99,7 +99,7 @@ def test_eval_command(mini_scifact, data_dir, tmp_path, capsys, encoder):
 
 
 def test_eval_command_user_errors(tmp_path):
-    from spar_desktop.cli import CommandError
+    from spar_desktop.commands.common import CommandError
 
     with pytest.raises(CommandError, match="not a folder"):
         run_cli(["--data-dir", str(tmp_path), "eval", "--beir", str(tmp_path / "missing")])

@@ -176,7 +176,7 @@ def test_in_memory_databases_are_created_too():
 def test_010_data_dir_upgrade_keeps_everything(tmp_path, capsys):
     from spar_desktop.core.chat.threads import ThreadStore
     from spar_desktop.core.library.tags import ancestor_ids
-    from spar_desktop.core.memory.service import memory_stats
+    from spar_desktop.core.memory.feedback import memory_stats
     from spar_desktop.core.workspaces.manager import Workspaces
 
     data = unpack_010(tmp_path)

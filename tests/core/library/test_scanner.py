@@ -228,12 +228,11 @@ def test_a_second_scan_of_the_index_waits_its_turn_and_says_so(library, scanner,
     import threading
 
     from spar_desktop.core.file_lock import file_lock
-    from spar_desktop.core.library.scanner import SCAN_LOCK
 
     (share / "a.txt").write_text("a", encoding="utf-8")
     messages: list[str] = []
     reports = []
-    with file_lock(library.settings.data_dir / SCAN_LOCK):  # another process is scanning
+    with file_lock(library.settings.layout.scan_lock):  # another process is scanning
         worker = threading.Thread(target=lambda: reports.extend(
             scanner.scan([str(share)], progress=lambda p: messages.append(p.message or ""))))
         worker.start()

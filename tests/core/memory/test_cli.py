@@ -66,7 +66,7 @@ def test_eval_learning_modes_from_the_cli(mini_beir, tmp_path, capsys, monkeypat
 
 def test_memory_stats_and_reset_commands(ws, capsys):
     from spar_desktop.core.memory import ERMConfig
-    from spar_desktop.core.memory.service import record_feedback
+    from spar_desktop.core.memory.feedback import record_feedback
 
     mgr, _ = ws
     data = str(mgr.library.settings.data_dir)

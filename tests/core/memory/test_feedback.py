@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from spar_desktop.core.memory import ERMConfig
-from spar_desktop.core.memory.service import evolve_now, memory_stats, record_feedback, reset_memory
+from spar_desktop.core.memory.feedback import evolve_now, memory_stats, record_feedback, reset_memory
 
 # Evolve after every feedback so a test needs one query, not a batch.
 EVERY = ERMConfig(batch_size=1, max_batches_per_round=1)

@@ -26,7 +26,7 @@ def ollama():
 
 def helpers_for(server):
     from spar_desktop.core.chat.client import Ollama
-    from spar_desktop.core.chat.helpers import LLMHelpers
+    from spar_desktop.core.chat.ollama_tasks import LLMHelpers
 
     return LLMHelpers(Ollama(server.url, "llama3.2", stall_timeout=0.5, first_token_timeout=1.5, request_timeout=1.0))
 
@@ -79,7 +79,7 @@ def test_attribution_matches_the_definition_and_learner_is_bounded():
 
 
 def test_llm_units_feed_the_memory_and_junk_falls_back_to_local_feedback(ws, ollama):
-    from spar_desktop.core.memory.service import memory_stats, record_feedback
+    from spar_desktop.core.memory.feedback import memory_stats, record_feedback
 
     mgr, _ = ws
     hit = next(h for h in mgr.search("ops", QUERY).hits if h.path.endswith("yaw.md"))
@@ -97,9 +97,9 @@ def test_llm_units_feed_the_memory_and_junk_falls_back_to_local_feedback(ws, oll
 
 
 def test_memory_from_another_model_is_ignored(ws, caplog):
-    from spar_desktop.core.memory.models import EvolvedKeyRow, MemoryUnitRow
-    from spar_desktop.core.memory.service import memory_stats
-    from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile
+    from spar_desktop.core.memory.feedback import memory_stats
+    from spar_desktop.core.memory.models import MemoryUnitRow
+    from spar_desktop.core.workspaces.models import EvolvedKeyRow, Workspace, WorkspaceFile
 
     mgr, _ = ws
     before = [(h.path, h.chunk_id, h.score) for h in mgr.search("ops", QUERY).hits]
@@ -111,7 +111,7 @@ def test_memory_from_another_model_is_ignored(ws, caplog):
                             vector=vec.tobytes(), extra_text="foreign words", tag="erm-x"))
         s.add(MemoryUnitRow(content_hash=wf.content_hash, chunker_key=ck, chunk_id="c0", model_id="bge-large@1",
                             text="foreign", kind="terms", vector=vec.tobytes(), score=1.0, hits=1))
-    caplog.set_level(logging.INFO, logger="spar_desktop.core.memory")
+    caplog.set_level(logging.INFO, logger="spar_desktop.core")  # keys are read by workspaces/evolved_keys
     mgr.searchers.clear()
     after = [(h.path, h.chunk_id, h.score) for h in mgr.search("ops", QUERY).hits]
     # The reopened searcher scores the saved matrix exactly, the build's one through Chroma: the

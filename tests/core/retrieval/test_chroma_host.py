@@ -117,7 +117,7 @@ def test_the_helper_is_the_apps_choice_and_never_saved(tmp_path, monkeypatch):
 
     monkeypatch.delenv("SPAR_CHROMA_PROCESS", raising=False)
     settings = load_settings(tmp_path)
-    assert settings.chroma_process is False  # CLI and library: Chroma in-process
+    assert not settings.chroma_process  # CLI and library: Chroma in-process
     assert app_settings(settings).chroma_process is True  # the desktop app
     app_settings(settings).save()
     assert "chroma_process" not in (tmp_path / "settings.json").read_text()

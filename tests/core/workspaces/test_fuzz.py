@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func, select
 
+from spar_desktop.core.chat import share
 from spar_desktop.core.chat.models import ChatMessage, ChatThread
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
@@ -160,7 +161,7 @@ def import_or_refuse(mgr: Workspaces, path: Path) -> None:
     with a message and leaves every table as it was."""
     before = counts(mgr)
     try:
-        report = import_workspace(mgr, path)
+        report = import_workspace(mgr, path, threads=share)
     except SparwsError as exc:
         assert str(exc).strip()
         assert counts(mgr) == before
@@ -239,7 +240,7 @@ def test_the_base_manifest_the_fuzzers_mutate_imports(indexed):
     mgr, tmp, files = indexed
     path = tmp / "base.sparws"
     path.write_bytes(sparws_bytes(base_manifest(files)))
-    report = import_workspace(mgr, path)
+    report = import_workspace(mgr, path, threads=share)
     assert report.matched_by_hash == 2 and report.threads == 1 and report.queries == 1
     assert read_manifest(path)["name"] == "fuzzed"
     mgr.delete(report.name)

@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-from spar_desktop.core.workspaces.build_lock import BUILD_LOCK
 from spar_desktop.core.workspaces.manager import Workspaces
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
 from spar_desktop.core.workspaces.selection import WorkspaceFilter
@@ -47,7 +46,7 @@ def test_a_build_running_in_another_process_is_not_interrupted(env):  # noqa: F8
     mgr, _, _ = env
     info, _ = mgr.create("all", filter=WorkspaceFilter(all_files=True))
     left_building(mgr, "all")
-    lock = mgr.library.settings.data_dir / "workspaces" / info.collection / BUILD_LOCK
+    lock = mgr.library.settings.layout.build_lock(info.collection)
     lock.parent.mkdir(parents=True)
     with open(lock, "a+b") as fh:  # flock conflicts between open files, as another process's would
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)

@@ -16,7 +16,7 @@ from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.memory.config import ERMConfig
-from spar_desktop.core.memory.service import record_feedback, reset_memory
+from spar_desktop.core.memory.feedback import record_feedback, reset_memory
 from spar_desktop.core.workspaces import builder
 from spar_desktop.core.workspaces.engine import Engine
 from spar_desktop.core.workspaces.errors import ModelChangedError

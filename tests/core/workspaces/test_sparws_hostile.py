@@ -15,15 +15,25 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select, update
 
+from spar_desktop.core.chat import share as chat_share
 from spar_desktop.core.chat.models import ChatMessage, ChatThread
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File
 from spar_desktop.core.library.scanner import Scanner
+from spar_desktop.core.workspaces import sparws
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.manager import Workspaces
 from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile
-from spar_desktop.core.workspaces.sparws import PATHS_NOTE, SparwsError, export_workspace, import_workspace
+from spar_desktop.core.workspaces.sparws import PATHS_NOTE, SparwsError
+
+
+def import_workspace(mgr, path, name=None):
+    return sparws.import_workspace(mgr, path, name, threads=chat_share)  # threads travel, as in the app
+
+
+def export_workspace(mgr, name, out):
+    return sparws.export_workspace(mgr, name, out, threads=chat_share)
 
 
 @pytest.fixture

@@ -5,8 +5,10 @@ runs these through its task runner).
     memory_stats(manager, "ops").evolved_keys
     reset_memory(manager, "ops")                                      # original keys, exactly
 
-Feedback feeds the memory at once; keys change only when a batch round closes (learner.py), in
-one step: database rows first (one transaction), then the workspace's collection and searcher.
+Memory sits above workspaces: it is handed the manager and reaches searchers through it; builds
+read the evolved keys it writes through ``workspaces/evolved_keys.py``. Feedback feeds the memory
+at once; keys change only when a batch round closes (learner.py), in one step: database rows
+first (one transaction), then the workspace's collection and searcher.
 Bad input (archived or unknown workspace, deleted chunks, junk units) is logged and ignored.
 """
 
@@ -15,7 +17,7 @@ from __future__ import annotations
 import logging
 from dataclasses import asdict, dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Protocol, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -25,29 +27,13 @@ from spar_desktop.core.memory.config import ERMConfig
 from spar_desktop.core.memory.learner import BatchProgress, ERMLearner
 from spar_desktop.core.memory.models import MemoryProgressRow
 from spar_desktop.core.memory.units import ExpansionUnit, llm_units, prf_units
-from spar_desktop.core.retrieval.searcher import KeyOverride
-
-if TYPE_CHECKING:
-    from spar_desktop.core.retrieval.searcher import HybridSearcher
+from spar_desktop.core.retrieval.bm25_index import english_stopwords
+from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
+from spar_desktop.core.workspaces.evolved_keys import key_tag
+from spar_desktop.core.workspaces.manager import Workspaces
 
 log = logging.getLogger(__name__)
 
-
-class Workspaces(Protocol):
-    """What this module needs of core/workspaces' Workspaces. The dependency runs one way:
-    workspaces (the builder) call into memory; memory is handed the manager and never imports
-    workspaces, so its searchers come through ``searcher()`` and ``searchers`` (SearcherCache)."""
-
-    library: Any
-    searchers: Any
-
-    def find(self, name: str) -> Any: ...
-
-    def get(self, name: str) -> Any: ...
-
-    def ready_hashes(self, name: str) -> list[str]: ...
-
-    def searcher(self, name: str) -> tuple[int, "HybridSearcher", tuple[str, ...]]: ...
 
 ChunkArg = Union[str, tuple[int, str]]  # '<file id>#<chunk id>' or (file id, chunk id)
 
@@ -81,30 +67,8 @@ class MemoryStats:
         return d
 
 
-# -- builder hook -------------------------------------------------------------------------------
-def evolved_overrides(library: Any, documents: Mapping[str, Any], model_id: str, dim: int) -> dict[str, KeyOverride]:
-    """Evolved keys stored for these documents (doc id → CachedDocument), as searcher overrides:
-    a built or reactivated workspace starts from the keys its chunks evolved to."""
-    by_chunker: dict[str, list[str]] = {}
-    for doc in documents.values():
-        by_chunker.setdefault(doc.chunker_key, []).append(doc.content_hash)
-    keys: dict[store.ChunkRef, tuple[np.ndarray, str, str]] = {}
-    with library.session() as s:
-        for chunker_key, hashes in by_chunker.items():
-            keys.update(store.load_keys(s, hashes, chunker_key, model_id, dim))
-    if not keys:
-        return {}
-    out = {}
-    for doc_id, doc in documents.items():
-        for c in doc.children:
-            k = keys.get((doc.content_hash, doc.chunker_key, c.chunk_id))
-            if k is not None:
-                out[f"{doc_id}#{c.chunk_id}"] = KeyOverride(k[0], k[1], k[2])
-    return out
-
-
 # -- feedback -----------------------------------------------------------------------------------
-def _workspace(manager: "Workspaces", name: str) -> tuple[Optional[int], Optional[str]]:
+def _workspace(manager: Workspaces, name: str) -> tuple[Optional[int], Optional[str]]:
     """(id, None) for a searchable workspace, else (id or None, why it is not)."""
     info = manager.find(name)
     if info is None:
@@ -125,7 +89,7 @@ def _progress(s: Any, ws_id: int) -> MemoryProgressRow:
     return row
 
 
-def _ignore(manager: "Workspaces", ws_id: Optional[int], reason: str) -> FeedbackOutcome:
+def _ignore(manager: Workspaces, ws_id: Optional[int], reason: str) -> FeedbackOutcome:
     log.info("ERM: feedback ignored: %s", reason)
     if ws_id is not None:
         with manager.library.session() as s:
@@ -142,28 +106,45 @@ def _key_of(c: ChunkArg) -> Optional[str]:
     return None
 
 
-def expansion_units(query: str, searcher: "HybridSearcher", qvec: np.ndarray, helpers: Any = None,
+def expansion_units(query: str, searcher: HybridSearcher, qvec: np.ndarray, helpers: Any = None,
                     config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
     """LLM units when ``helpers`` (LLMHelpers) answers usefully, else pseudo-relevance feedback."""
     units = llm_units(helpers, query, config) if helpers is not None else []
     if units:
         return units
-    from spar_desktop.core.retrieval.bm25_index import english_stopwords
-
     res = searcher.search(query, k=config.prf_passages, query_vector=qvec)
     encoder = searcher.encoder
     return prf_units(query, [h.text for h in res.hits], idf=searcher.bm25.idf, stopwords=english_stopwords(),
                      sentence_scores=lambda sents: encoder.encode(sents) @ qvec, config=config)
 
 
-def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: Sequence[ChunkArg], success: bool, *,
+def _llm_units_or_none(helpers: Any, query: str, config: ERMConfig) -> list[ExpansionUnit]:
+    """Ollama's units, or [] (local feedback) when it fails in any way: learning never fails on it."""
+    try:
+        return llm_units(helpers, query, config)
+    except Exception as exc:  # noqa: BLE001 - any LLM trouble: learn from local feedback instead
+        log.info("ERM: no LLM expansion units (%s); using local feedback", exc)
+        return []
+
+
+def record_feedback(manager: Workspaces, workspace: str, query: str, chunks: Sequence[ChunkArg], success: bool, *,
                     helpers: Any = None, config: ERMConfig = ERMConfig(),
                     units: Optional[Sequence[ExpansionUnit]] = None) -> FeedbackOutcome:
     """One query's feedback (eq. 4's gate: an answer marked good or a cited passage opened).
     ``chunks``: the chunks the user confirmed (a hit's '<file id>#<chunk id>'). ``units``: expansion
-    units worked out beforehand (``llm_units``, e.g. outside a lock: generation takes seconds);
-    when empty or None they come from ``helpers`` or local feedback. Never raises on bad input:
-    the outcome says why nothing was learned."""
+    units worked out beforehand; else Ollama's through ``helpers`` (LLMHelpers), asked before the
+    workspace's lock is taken (a generation takes seconds and must not hold up a search of it),
+    falling back to local feedback. The rest runs under the workspace's lock: closing a round
+    rewrites the collection and swaps the searcher. Never raises on bad input: the outcome says
+    why nothing was learned."""
+    if not units and helpers is not None and success and isinstance(query, str) and query.strip():
+        units = _llm_units_or_none(helpers, query, config)
+    with manager.lock(workspace):
+        return _record(manager, workspace, query, chunks, success, config, units)
+
+
+def _record(manager: Workspaces, workspace: str, query: str, chunks: Sequence[ChunkArg], success: bool,
+            config: ERMConfig, units: Optional[Sequence[ExpansionUnit]]) -> FeedbackOutcome:
     ws_id, why = _workspace(manager, workspace)
     if why:
         return _ignore(manager, ws_id, why)
@@ -183,7 +164,7 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
     if not live:
         return _ignore(manager, ws_id, "none of the chunks is in the workspace any more")
     qvec = searcher.encoder.encode_query(query)
-    units = list(units or ()) or expansion_units(query, searcher, qvec, helpers, config)
+    units = list(units or ()) or expansion_units(query, searcher, qvec, None, config)
     if not units:
         return _ignore(manager, ws_id, "no usable expansion units")
     uvecs = searcher.encoder.encode([u.text for u in units])
@@ -214,8 +195,13 @@ def record_feedback(manager: "Workspaces", workspace: str, query: str, chunks: S
                            tuple(u.text for u in units), credited, evolved)
 
 
-def evolve_now(manager: "Workspaces", workspace: str, config: ERMConfig = ERMConfig()) -> int:
+def evolve_now(manager: Workspaces, workspace: str, config: ERMConfig = ERMConfig()) -> int:
     """Close the current round and evolve keys from the memory now; returns evolved key count."""
+    with manager.lock(workspace):
+        return _evolve_now(manager, workspace, config)
+
+
+def _evolve_now(manager: Workspaces, workspace: str, config: ERMConfig) -> int:
     ws_id, why = _workspace(manager, workspace)
     if why:
         log.info("ERM: not evolving: %s", why)
@@ -240,7 +226,7 @@ def evolve_now(manager: "Workspaces", workspace: str, config: ERMConfig = ERMCon
     return n
 
 
-def _evolve(manager: "Workspaces", ws_id: int, searcher: "HybridSearcher", learner: ERMLearner, s: Any) -> int:
+def _evolve(manager: Workspaces, ws_id: int, searcher: HybridSearcher, learner: ERMLearner, s: Any) -> int:
     """Keys of every chunk with memory, from its original key (eq. 8); rows, then collection.
     The session commits only after the collection took the vectors: a failure leaves both as
     they were (with_keys puts back what it wrote)."""
@@ -250,20 +236,20 @@ def _evolve(manager: "Workspaces", ws_id: int, searcher: "HybridSearcher", learn
     stale = [by_ref[r] for r in by_ref if r not in keys and by_ref[r] in searcher.overrides]
     store.save_keys(s, keys, [searcher.chunk_ref(k) for k in stale], searcher.encoder.model_id)
     s.flush()
-    overrides = {by_ref[r]: KeyOverride(k.vector, k.text, store.key_tag(k.vector, k.text)) for r, k in keys.items()}
+    overrides = {by_ref[r]: KeyOverride(k.vector, k.text, key_tag(k.vector, k.text)) for r, k in keys.items()}
     new = searcher.with_keys(overrides)
     _replace_searcher(manager, ws_id, new)
     log.info("ERM: workspace %s evolved %d keys (round %d)", ws_id, len(overrides), learner.progress.rounds)
     return len(overrides)
 
 
-def _replace_searcher(manager: "Workspaces", ws_id: int, searcher: "HybridSearcher") -> None:
+def _replace_searcher(manager: Workspaces, ws_id: int, searcher: HybridSearcher) -> None:
     """The evolved searcher replaces the one it came from, in memory and in the saved state
     (whose evolved-key digest would otherwise no longer match the database)."""
     manager.searchers.update(ws_id, searcher)
 
 
-def _hashes(searcher: "HybridSearcher") -> list[str]:
+def _hashes(searcher: HybridSearcher) -> list[str]:
     return sorted(searcher.content_hashes())
 
 
@@ -278,12 +264,12 @@ def _from_progress(row: MemoryProgressRow, p: BatchProgress) -> None:
 
 
 # -- stats / reset -----------------------------------------------------------------------------
-def _files(manager: "Workspaces", name: str) -> tuple[Any, list[str], Optional[str]]:
+def _files(manager: Workspaces, name: str) -> tuple[Any, list[str], Optional[str]]:
     info = manager.get(name)
     return info, manager.ready_hashes(name), info.chunker_key
 
 
-def memory_stats(manager: "Workspaces", workspace: str) -> MemoryStats:
+def memory_stats(manager: Workspaces, workspace: str) -> MemoryStats:
     """How far this workspace's keys have evolved (works for archived workspaces too)."""
     info, hashes, chunker = _files(manager, workspace)
     model_id = info.model_id
@@ -296,10 +282,15 @@ def memory_stats(manager: "Workspaces", workspace: str) -> MemoryStats:
                        *p)
 
 
-def reset_memory(manager: "Workspaces", workspace: str) -> int:
+def reset_memory(manager: Workspaces, workspace: str) -> int:
     """Forget what this workspace's files learned and put the original keys back, exactly.
     Memory is per file, so other workspaces holding the same files go back to originals too
     (their searchers reload and reconcile their collections on next use). Returns rows dropped."""
+    with manager.lock(workspace):
+        return _reset(manager, workspace)
+
+
+def _reset(manager: Workspaces, workspace: str) -> int:
     info, hashes, chunker = _files(manager, workspace)
     with manager.library.session() as s:
         n = store.delete_for(s, hashes, chunker) if chunker else 0

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from spar_desktop.core.chat.client import ChatError, Ollama
-from spar_desktop.core.chat.helpers import LLMHelpers, parse_permutation, run_sync
+from spar_desktop.core.chat.ollama_tasks import LLMHelpers, parse_permutation, run_sync
 from spar_desktop.core.documents.contextual import contextualize
 from spar_desktop.core.documents.types import Chunk, ExtractedDocument, PageText
 from spar_desktop.core.workspaces.request import parse_request

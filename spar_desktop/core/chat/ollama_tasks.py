@@ -1,4 +1,4 @@
-"""Optional LLM helpers behind the same Ollama service, each with a clean fallback:
+"""One-shot Ollama tasks besides chat answers (``LLMHelpers``), each with a clean fallback:
 
 - ``llm_keywords(text)``: the keyword step of workspace requests (``parse_request``'s
   ``llm_keywords`` callback). Raises ChatError on any failure: ``parse_request`` then uses its
@@ -182,12 +182,3 @@ def ollama_generator(settings: Settings, json_format: bool = False) -> tuple[Opt
         return None, f"no Ollama server at {settings.ollama_host}"
     return (lambda prompt: run_sync(ollama.generate(prompt, json_format=json_format,
                                                    options={"temperature": 0}))), None
-
-
-def llm_keywords(text: str, settings: Optional[Settings] = None) -> list[str]:
-    """Module-level callback with the settings' host and model (``load_settings()`` when None)."""
-    if settings is None:
-        from spar_desktop.core.config import load_settings
-
-        settings = load_settings()
-    return LLMHelpers.from_settings(settings).llm_keywords(text)
