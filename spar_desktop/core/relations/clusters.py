@@ -30,7 +30,11 @@ class Word2VecParams:
     negative: int = 10
     epochs: int = 30
     seed: int = 42
+    sg: bool = False  # False: CBOW (the paper); True: skip-gram (Item2Vec's choice)
     cluster_size: int = 5  # M = ceil(N / cluster_size): the paper's 20% compression
+    # Instead of a fixed M: stop merging at this cosine distance (average linkage), so groups
+    # that co-occur stay together and unrelated ones are not merged just to reach N/5 clusters.
+    distance_threshold: Optional[float] = None
 
 
 def _stable_hash(text: str) -> int:
@@ -49,7 +53,7 @@ def train_embeddings(sequences: Sequence[Sequence[int]], n_docs: int, params: Wo
     if not sentences:
         return out
     model = Word2Vec(sentences=sentences, vector_size=params.dim, window=params.window, negative=params.negative,
-                     epochs=params.epochs, sg=0, hs=0, min_count=1, seed=params.seed, workers=1,
+                     epochs=params.epochs, sg=int(params.sg), hs=0, min_count=1, seed=params.seed, workers=1,
                      hashfxn=_stable_hash)
     check(cancel)
     for token, idx in model.wv.key_to_index.items():
@@ -61,16 +65,21 @@ def train_embeddings(sequences: Sequence[Sequence[int]], n_docs: int, params: Wo
 
 
 def agglomerative_labels(embeddings: np.ndarray, n_clusters: Optional[int] = None, cluster_size: int = 5,
-                         seed: int = 42) -> np.ndarray:
+                         seed: int = 42, distance_threshold: Optional[float] = None) -> np.ndarray:
     """Cluster label per row (0..M-1). Rows without an embedding (zero vectors: cosine is
-    undefined for them) become singleton clusters after the others."""
+    undefined for them) become singleton clusters after the others. With ``distance_threshold``
+    the number of clusters is whatever average linkage gives when it stops merging at that
+    cosine distance (``n_clusters`` and ``cluster_size`` are then ignored)."""
     from sklearn.cluster import AgglomerativeClustering
 
     n = embeddings.shape[0]
     labels = np.full(n, -1, dtype=np.int64)
     has = np.linalg.norm(embeddings, axis=1) > 0
     rows = np.flatnonzero(has)
-    m = n_clusters if n_clusters is not None else max(1, math.ceil(n / cluster_size))
+    # M from the documents that have a co-occurrence vector: with N (all rows) a build whose
+    # sequences cover few documents would ask for more clusters than it has points, and every
+    # document would end up alone.
+    m = n_clusters if n_clusters is not None else max(1, math.ceil(rows.size / cluster_size))
     m = max(1, min(m, rows.size))
     if rows.size == 1:
         labels[rows] = 0
@@ -81,7 +90,12 @@ def agglomerative_labels(embeddings: np.ndarray, n_clusters: Optional[int] = Non
             from sklearn.neighbors import kneighbors_graph
 
             connectivity = kneighbors_graph(X, 30, metric="cosine", include_self=False)
-        model = AgglomerativeClustering(n_clusters=m, metric="cosine", linkage="average", connectivity=connectivity)
+        if distance_threshold is not None:
+            model = AgglomerativeClustering(n_clusters=None, distance_threshold=distance_threshold, metric="cosine",
+                                            linkage="average", connectivity=connectivity)
+        else:
+            model = AgglomerativeClustering(n_clusters=m, metric="cosine", linkage="average",
+                                            connectivity=connectivity)
         labels[rows] = model.fit_predict(X)
     nxt = int(labels.max()) + 1 if (labels >= 0).any() else 0
     for i in np.flatnonzero(labels < 0):
@@ -144,6 +158,7 @@ def cluster_sequences(sequences: Sequence[Sequence[int]], n_docs: int, params: W
     emb = train_embeddings(sequences, n_docs, params, cancel)
     check(cancel)
     progress(Progress(1, 2, "clustering documents"))
-    labels = agglomerative_labels(emb, cluster_size=params.cluster_size, seed=params.seed)
+    labels = agglomerative_labels(emb, cluster_size=params.cluster_size, seed=params.seed,
+                                  distance_threshold=params.distance_threshold)
     progress(Progress(2, 2, f"{int(labels.max()) + 1 if labels.size else 0} clusters"))
     return CoocClusters(labels, emb)

@@ -30,6 +30,11 @@ class SequenceParams:
     walk_neighbors: int = 10  # a walk step moves to one of the current document's 10 nearest
     question_neighbors: int = 3  # documents retrieved after a question's source document
     real_upsample: int = 10  # real co-access outweighs synthetic walks (the paper upsamples ×10)
+    # Each upsampled copy of a real group in a fresh seeded order, so that in a group of more than
+    # 5 documents every member shares a window-2 context with the others (a fixed order only pairs
+    # neighbours). Off, as in the paper: on SciFact and NFCorpus it did not change session coverage
+    # (benchmarks/results/relations_sessions.md, config "shuffled_groups").
+    shuffle_real: bool = False
     seed: int = 42
 
 
@@ -56,7 +61,7 @@ def embedding_walks(neighbors: np.ndarray, params: SequenceParams = SequencePara
                     rng: Optional[np.random.Generator] = None) -> list[list[int]]:
     n = neighbors.shape[0]
     rng = rng or np.random.default_rng(params.seed)
-    if n == 0:
+    if n == 0 or params.walks_per_doc <= 0:
         return []
     m = neighbors.shape[1]
     walks = []
@@ -99,6 +104,21 @@ def augment(sequences: Iterable[Sequence[int]], rng: np.random.Generator) -> lis
     return out
 
 
+def real_sequences(n_docs: int, real: Sequence[Sequence[int]], params: SequenceParams,
+                   rng: np.random.Generator) -> list[list[int]]:
+    """Each real co-access group ``real_upsample`` times (the first copy in its own order, the
+    others shuffled when ``shuffle_real``); rows outside 0..n_docs-1 are dropped."""
+    out: list[list[int]] = []
+    for seq in real:
+        seq = [int(d) for d in seq if 0 <= int(d) < n_docs]
+        if len(seq) < 2:
+            continue
+        for copy in range(params.real_upsample):
+            shuffle = params.shuffle_real and copy > 0 and len(seq) > 2
+            out.append([seq[i] for i in rng.permutation(len(seq))] if shuffle else seq)
+    return out
+
+
 def build_sequences(n_docs: int, *, real: Sequence[Sequence[int]] = (), neighbors: Optional[np.ndarray] = None,
                     questions: Sequence[Sequence[int]] = (), params: SequenceParams = SequenceParams(),
                     progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> list[list[int]]:
@@ -106,11 +126,7 @@ def build_sequences(n_docs: int, *, real: Sequence[Sequence[int]] = (), neighbor
     question-driven sequences (see question_sequences)."""
     rng = np.random.default_rng(params.seed)
     progress(Progress(0, 3, "co-occurrence sequences"))
-    base: list[list[int]] = []
-    for seq in real:
-        seq = [int(d) for d in seq if 0 <= int(d) < n_docs]
-        if len(seq) >= 2:
-            base.extend([seq] * params.real_upsample)
+    base = real_sequences(n_docs, real, params, rng)
     check(cancel)
     if neighbors is not None:
         base.extend(embedding_walks(neighbors, params, rng))

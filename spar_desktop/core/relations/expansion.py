@@ -7,7 +7,8 @@ hybrid rankings alike.
 
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -18,13 +19,34 @@ K = 8  # retrieval budget
 ALPHA = 0.2  # boost weight (the paper's best single-query setting)
 
 
+@dataclass(frozen=True)
+class ExpansionParams:
+    """How a ranking is expanded: see cluster_expand and cluster_boost."""
+
+    k_v: int = K_V
+    rerank: str = "query"
+    max_added: Optional[int] = None
+    alpha: float = ALPHA
+
+
+RERANK = ("query", "cooc")
+
+
 def cluster_expand(ranked: Sequence[int], query_vector: np.ndarray, doc_vectors: np.ndarray,
-                   clusters: CoocClusters, k_v: int = K_V, k: int = K) -> list[int]:
-    """Top-k_v of ``ranked``, plus every member of their clusters, re-ranked by cosine to the
-    query; the k_v vanilla documents stay first (so first-hit precision is kept even when the
-    input ranking is not cosine order; with a cosine ranking this *is* the re-ranked union).
-    When the union has fewer than k documents the rest of ``ranked`` fills it, so exactly
-    min(k, available) documents come back."""
+                   clusters: CoocClusters, k_v: int = K_V, k: int = K, rerank: str = "query",
+                   max_added: Optional[int] = None) -> list[int]:
+    """Top-k_v of ``ranked``, plus members of their clusters, then the rest of ``ranked``.
+
+    The k_v vanilla documents stay first (first-hit precision is kept even when the input
+    ranking is not cosine order). Expansion candidates are ordered by ``rerank``:
+    - "query": cosine to the query (the paper's re-ranking of the union);
+    - "cooc": co-occurrence cosine to the closest vanilla document. Why: a document the user
+      needs *with* the top hits was missed precisely because it does not look like the query,
+      so ordering candidates by query cosine puts it behind the cluster's look-alikes.
+    At most ``max_added`` candidates are taken (None: as many as fit in k); the rest of
+    ``ranked`` fills the remaining slots, so exactly min(k, available) documents come back."""
+    if rerank not in RERANK:
+        raise ValueError(f"rerank must be one of {RERANK}")
     vanilla = [int(d) for d in ranked[:k_v]]
     seen = set(vanilla)
     expansion: list[int] = []
@@ -34,15 +56,20 @@ def cluster_expand(ranked: Sequence[int], query_vector: np.ndarray, doc_vectors:
                 seen.add(m)
                 expansion.append(m)
     if expansion:
-        sims = doc_vectors[expansion] @ np.asarray(query_vector, dtype=np.float32)
+        if rerank == "query":
+            sims = doc_vectors[expansion] @ np.asarray(query_vector, dtype=np.float32)
+        else:
+            sims = (clusters.embeddings[expansion] @ clusters.embeddings[vanilla].T).max(axis=1)
         order = np.lexsort((np.asarray(expansion), -sims))  # ties: lower row first (deterministic)
         expansion = [expansion[i] for i in order]
-    out = (vanilla + expansion)[:k]
+    limit = k - len(vanilla) if max_added is None else max(0, min(max_added, k - len(vanilla)))
+    out = vanilla + expansion[:limit]
+    taken = set(out)
     for d in ranked[k_v:]:
         if len(out) >= k:
             break
-        if int(d) not in seen:
-            seen.add(int(d))
+        if int(d) not in taken:
+            taken.add(int(d))
             out.append(int(d))
     return out
 
