@@ -117,7 +117,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
     from spar_desktop.core.relations.edrmq import EdrmqParams
     from spar_desktop.core.relations.evaluation import corpus_docs, edge_precision, pairs_from_groups
     from spar_desktop.core.relations.incremental import fresh_queries, update_edrmq
-    from spar_desktop.core.relations.service import edrmq_accumulator
+    from spar_desktop.core.relations.service import DEFAULT_RETRIEVER, edrmq_accumulator
     from spar_desktop.core.relations.synthetic import synthetic_queries
 
     work = Path(tempfile.mkdtemp(prefix="spar-rel-incr-"))
@@ -145,7 +145,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
         # -- the full build of the changed corpus (timed) -----------------------------------------
         full_enc = RecordingEncoder(raw)
         t = time.perf_counter()
-        full = update_edrmq(docs_after, edrmq_accumulator("dense", params, full_enc),
+        full = update_edrmq(docs_after, edrmq_accumulator(DEFAULT_RETRIEVER, params, full_enc),
                             fingerprints=fingerprints(after))
         build_s = time.perf_counter() - t
         t = time.perf_counter()
@@ -159,7 +159,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
 
         # -- setup: the build before the change, from recorded query vectors (not timed) -----------
         docs_before = corpus_docs(before, data, encoder=raw)
-        setup = update_edrmq(docs_before, edrmq_accumulator("dense", params, RecordingEncoder(raw, full_enc.memo,
+        setup = update_edrmq(docs_before, edrmq_accumulator(DEFAULT_RETRIEVER, params, RecordingEncoder(raw, full_enc.memo,
                                                                                               record=False)),
                              fingerprints=fingerprints(before))
         prev_dir = store.save(work / "incremental", store.StoredRelations(
@@ -171,7 +171,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
         prev = store.load(prev_dir)
         load_store_s = time.perf_counter() - t
         t = time.perf_counter()
-        inc = update_edrmq(docs_after, edrmq_accumulator("dense", params, inc_enc), prev=prev,
+        inc = update_edrmq(docs_after, edrmq_accumulator(DEFAULT_RETRIEVER, params, inc_enc), prev=prev,
                            fingerprints=fingerprints(after))
         update_s = time.perf_counter() - t
         t = time.perf_counter()
