@@ -17,7 +17,7 @@ subgraph (core/relations/neighbourhood.py: extraction and its own ForceAtlas2, i
 
 "legacy" is the previous GraphView drawing path, copied below (one ScatterPlotItem with a brush
 per point, one connect='pairs' PlotCurveItem rebuilt per threshold, the strongest 12,000 edges);
-"current" is spar_desktop/ui/graph_view.py. They alternate, so both see the same machine load.
+"current" is spar_desktop/ui/relations/graph_view.py. They alternate, so both see the same machine load.
 Times are wall clock and this thread's CPU time (``*_cpu``): on a shared, loaded machine the CPU
 time is the steadier figure. Medians and p95 over the repaints of all repeats.
 """
@@ -60,7 +60,7 @@ def planted_graph(n: int, per_node: int = 5, community_size: int = 100, seed: in
     return e, rng.random(len(e)) * 0.1 + 0.001, comm
 
 
-# -- the previous drawing path (spar_desktop/ui/graph_view.py before issue 18), kept for the ratio
+# -- the previous drawing path (spar_desktop/ui/graph_view.py before issue 18; now ui/relations/), kept for the ratio
 def legacy_view_class():
     import pyqtgraph as pg
     from PySide6.QtCore import QRectF, Qt
@@ -208,7 +208,7 @@ def hit_test_ms(app, payload, P: np.ndarray) -> dict:
     """Hover lookups: the current view's KD-tree vs the legacy ScatterPlotItem.pointsAt."""
     from PySide6.QtCore import QPointF
 
-    from spar_desktop.ui.graph_view import GraphView
+    from spar_desktop.ui.relations.graph_view import GraphView
 
     rng = np.random.default_rng(SEED)
     pts = [QPointF(float(x), float(y)) for x, y in P[rng.integers(0, len(P), 200)]]
@@ -230,7 +230,7 @@ def hit_test_ms(app, payload, P: np.ndarray) -> dict:
 def neighbourhood_ms(app, payload, hops_list=(1, 2, 3)) -> dict:
     """Neighbourhood mode around the most connected document: worker time and the view's paint."""
     from spar_desktop.core.relations.neighbourhood import neighbourhood
-    from spar_desktop.ui.graph_view import GraphView
+    from spar_desktop.ui.relations.graph_view import GraphView
 
     row = int(np.argmax(np.bincount(payload.edges.reshape(-1), minlength=payload.n_nodes)))
     view = GraphView()
@@ -271,7 +271,7 @@ def layout(n: int, edges: np.ndarray, weights: np.ndarray, iterations: int, cach
 
 def run_size(app, n: int, repeats: int, iterations: int, cache: str | None = None) -> dict:
     from spar_desktop.core.relations.payload import make_payload
-    from spar_desktop.ui.graph_view import GraphView
+    from spar_desktop.ui.relations.graph_view import GraphView
 
     edges, weights, comm = planted_graph(n)
     P, layout_s = layout(n, edges, weights, iterations, cache)

@@ -201,7 +201,7 @@ def time_view(n: int = 5000) -> dict:
 
     from spar_desktop.core.relations.layout import forceatlas2
     from spar_desktop.core.relations.payload import make_payload
-    from spar_desktop.ui.graph_view import GraphView
+    from spar_desktop.ui.relations.graph_view import GraphView
 
     edges, weights = planted_graph(n)
     P = forceatlas2(n, edges, weights, iterations=100, seed=SEED)

@@ -172,8 +172,8 @@ def main(argv: list[str] | None = None) -> int:
     from spar_desktop.core.config import Settings
     from spar_desktop.core.library.database import Library
     from spar_desktop.ui.main_window import MainWindow
-    from spar_desktop.ui.runtime import app_settings, preload_engine, tune_for_ui
-    from spar_desktop.ui.style import apply_style
+    from spar_desktop.ui.base.runtime import app_settings, preload_engine, tune_for_ui
+    from spar_desktop.ui.base.style import apply_style
     from tests.support.corpora import write_generated_tree
 
     tmp = Path(tempfile.mkdtemp(prefix="spar-ui-stall-"))

@@ -2,7 +2,7 @@
 
 Core operations that write say what they wrote: a scan's summary, a build's report, a tag edit's
 result carry a ``changes`` value; the app's task runner announces it once the operation ends and
-each view reloads what it shows of those parts (ui/tasks.py ``TaskRunner.changed``). Qt-free, so
+each view reloads what it shows of those parts (ui/base/tasks.py ``TaskRunner.changed``). Qt-free, so
 the CLI and tests read the same values.
 
     Changes(files=True) | Changes(tags=True) == Changes(files=True, tags=True)

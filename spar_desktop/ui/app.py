@@ -107,7 +107,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
-    from spar_desktop.ui.platform_check import platform_problem
+    from spar_desktop.ui.base.platform_check import platform_problem
 
     problem = platform_problem()
     if problem:  # Qt would abort with "reinstalling the application may fix this problem"
@@ -119,7 +119,7 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
 
     from spar_desktop.core.config import SettingsError, load_settings
     from spar_desktop.core.library.database import IndexTooNewError, Library
-    from spar_desktop.ui.style import apply_style
+    from spar_desktop.ui.base.style import apply_style
 
     settings_problem = None
     try:  # the app's program properties too: Chroma in a helper process (see load_settings)
@@ -133,7 +133,7 @@ def _run(args: argparse.Namespace, data_dir: Optional[str]) -> int:
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     log_path = setup_logging(settings.data_dir)
     log.info("starting SPAR Desktop, data dir %s", settings.data_dir)
-    from spar_desktop.ui import qtcompat
+    from spar_desktop.ui.base import qtcompat
 
     log.info(qtcompat.describe())
 
@@ -187,14 +187,14 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
                 settings_problem: Optional[str]) -> int:
     from spar_desktop.ui.main_window import MainWindow
 
-    from spar_desktop.ui.aio import install_asyncgen_hooks
+    from spar_desktop.ui.base.aio import install_asyncgen_hooks
 
     loop = qasync.QEventLoop(app)
     asyncio.set_event_loop(loop)
     install_asyncgen_hooks(loop)  # qasync leaves them out: streamed HTTP responses must close cleanly
     quit_event = asyncio.Event()
     app.aboutToQuit.connect(quit_event.set)
-    from spar_desktop.ui.runtime import preload_in_background, tune_for_ui
+    from spar_desktop.ui.base.runtime import preload_in_background, tune_for_ui
 
     # No splash: the window is usable at once. The search engine's libraries (ONNX Runtime, the
     # tokenizer, extractors, chunkers) load afterwards on a worker; none of them stalls the
@@ -213,7 +213,7 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
     exit_code = [0]
 
     if args.smoke:
-        from spar_desktop.ui.smoke import run_smoke
+        from spar_desktop.ui.tools.smoke import run_smoke
 
         async def smoke() -> None:
             try:

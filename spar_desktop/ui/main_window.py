@@ -26,22 +26,22 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.documents.virtual import is_virtual, outer_path
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
-from spar_desktop.ui import library_ops as ops
-from spar_desktop.ui import window_state
-from spar_desktop.ui.details import DetailsPanel
-from spar_desktop.ui.drop import DropOverlay, local_paths
-from spar_desktop.ui.file_panel import FilePanel
-from spar_desktop.ui.first_run import sample_corpus_dir
-from spar_desktop.ui.issues import IssuesPanel
-from spar_desktop.ui.library_controller import LibraryController
-from spar_desktop.ui.relations_wiring import RelationsFeatures
-from spar_desktop.ui.status_bar import ElidingStatusBar, WordElidedLabel
-from spar_desktop.ui.tag_panel import TagPanel
-from spar_desktop.ui.task_list import TaskListWidget
-from spar_desktop.ui.tasks import TaskRunner
-from spar_desktop.ui.viewer import DocumentViewer
-from spar_desktop.ui.workspace_panel import reveal_in_file_manager
-from spar_desktop.ui.workspace_wiring import WorkspaceFeatures
+from spar_desktop.ui.base import window_state
+from spar_desktop.ui.base.status_bar import ElidingStatusBar, WordElidedLabel
+from spar_desktop.ui.base.task_list import TaskListWidget
+from spar_desktop.ui.base.tasks import TaskRunner
+from spar_desktop.ui.library import ops
+from spar_desktop.ui.library.controller import LibraryController
+from spar_desktop.ui.library.details import DetailsPanel
+from spar_desktop.ui.library.drop import DropOverlay, local_paths
+from spar_desktop.ui.library.file_panel import FilePanel
+from spar_desktop.ui.library.first_run import sample_corpus_dir
+from spar_desktop.ui.library.issues import IssuesPanel
+from spar_desktop.ui.library.tag_panel import TagPanel
+from spar_desktop.ui.relations.features import RelationsFeatures
+from spar_desktop.ui.viewer.document_viewer import DocumentViewer
+from spar_desktop.ui.workspaces.features import WorkspaceFeatures
+from spar_desktop.ui.workspaces.panel import reveal_in_file_manager
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
         self._restore_state()
         self.controller.refresh_all()
         self.features.start()
-        from spar_desktop.ui.process_ops import warm_up
+        from spar_desktop.ui.base.process_ops import warm_up
 
         self.runner.run(warm_up, title="Starting the scan worker", visible=False)
 
@@ -197,12 +197,12 @@ class MainWindow(QMainWindow):
             bar.addSeparator() if act is None else bar.addAction(act)
 
     def open_topics(self) -> None:
-        from spar_desktop.ui.topic_proposal import open_topic_proposal
+        from spar_desktop.ui.library.topic_proposal import open_topic_proposal
 
         open_topic_proposal(self)
 
     def _connect(self) -> None:
-        from spar_desktop.ui.tag_review import TagSuggestions
+        from spar_desktop.ui.library.tag_review import TagSuggestions
 
         self.tag_suggestions = TagSuggestions(self)  # the tag panel's Suggest / Review, and the job after scans
         c = self.controller
@@ -385,7 +385,7 @@ class MainWindow(QMainWindow):
             self.controller.import_assignments(path)
 
     def open_settings(self):
-        from spar_desktop.ui.settings_dialog import SettingsDialog
+        from spar_desktop.ui.base.settings_dialog import SettingsDialog
 
         dialog = SettingsDialog(self.settings, self)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -405,7 +405,7 @@ class MainWindow(QMainWindow):
                 f"Settings saved in {saved.data_dir}. Start SPAR Desktop with --data-dir {saved.data_dir} "
                 "(or set SPAR_DATA_DIR) to use it.", 30000)
             return
-        from spar_desktop.ui.settings_dialog import apply_live_settings, reading_changed, restart_changes
+        from spar_desktop.ui.base.settings_dialog import apply_live_settings, reading_changed, restart_changes
 
         old, self.settings = self.settings, saved
         restart = restart_changes(old, saved)
@@ -420,8 +420,8 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(text, 15000)
 
     def about(self) -> None:
-        """Help ▸ About SPAR Desktop: version, data folder, licences (ui/about_dialog.py)."""
-        from spar_desktop.ui.about_dialog import AboutDialog
+        """Help ▸ About SPAR Desktop: version, data folder, licences (ui/base/about_dialog.py)."""
+        from spar_desktop.ui.base.about_dialog import AboutDialog
 
         if getattr(self, "about_dialog", None) is None:
             self.about_dialog = AboutDialog(self.settings.data_dir, self)

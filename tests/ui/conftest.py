@@ -16,7 +16,7 @@ UI_TIMEOUT_MS = 30_000
 
 def app_like_settings(data_dir: Path) -> Settings:
     """Settings as spar-desktop makes them: Chroma in its helper process."""
-    from spar_desktop.ui.runtime import app_settings
+    from spar_desktop.ui.base.runtime import app_settings
 
     # Tag suggestions after every scan would run beside each test's own work; test_tag_review turns
     # them on itself.
@@ -145,7 +145,7 @@ def aloop(qapp, qtbot):
 
     import qasync
 
-    from spar_desktop.ui.aio import install_asyncgen_hooks
+    from spar_desktop.ui.base.aio import install_asyncgen_hooks
 
     loop = qasync.QEventLoop(qapp, already_running=True)
     asyncio.set_event_loop(loop)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import spar_desktop
 from spar_desktop.resources_path import third_party_licenses_path
-from spar_desktop.ui.about_dialog import AboutDialog, LicensesDialog
+from spar_desktop.ui.base.about_dialog import AboutDialog, LicensesDialog
 
 
 def test_about_shows_version_data_dir_and_licences(qtbot, tmp_path):
@@ -26,7 +26,7 @@ def test_about_shows_version_data_dir_and_licences(qtbot, tmp_path):
 
 
 def test_licences_dialog_says_when_the_file_is_missing(qtbot, tmp_path, monkeypatch):
-    import spar_desktop.ui.about_dialog as about
+    import spar_desktop.ui.base.about_dialog as about
 
     monkeypatch.setattr(about, "third_party_licenses_path", lambda: None)
     dialog = LicensesDialog(None)

@@ -14,7 +14,7 @@ from PySide6.QtCore import QLockFile
 
 from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.ui.app import install_excepthook, parse_args
-from spar_desktop.ui.first_run import sample_corpus_dir
+from spar_desktop.ui.library.first_run import sample_corpus_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,7 +101,7 @@ def test_the_app_imports_chromadb_only_where_chroma_runs(tmp_path):
         "import sys\n"
         "from dataclasses import replace\n"
         "from spar_desktop.core.config import Settings\n"
-        "from spar_desktop.ui.runtime import preload_engine\n"
+        "from spar_desktop.ui.base.runtime import preload_engine\n"
         f"base = Settings(data_dir={str(tmp_path)!r})\n"
         "mode = sys.argv[1]\n"
         "settings = {'helper': replace(base, chroma_process=True),\n"
@@ -121,7 +121,7 @@ def test_the_app_loads_its_search_engine_without_torch(tmp_path):
         "import sys\n"
         "from spar_desktop.core.config import Settings\n"
         "from spar_desktop.core.progress import CancelToken\n"
-        "from spar_desktop.ui.runtime import _preload_op\n"
+        "from spar_desktop.ui.base.runtime import _preload_op\n"
         f"settings = Settings(data_dir={str(tmp_path)!r})\n"
         "_preload_op(settings, lambda p: None, CancelToken())\n"
         "from spar_desktop.core.workspaces.engine import encoder_for\n"

@@ -6,7 +6,7 @@ from PySide6.QtCore import Qt
 from sqlalchemy import func, select
 
 from spar_desktop.core.library.models import File, Folder
-from spar_desktop.ui.tasks import TaskState
+from spar_desktop.ui.base.tasks import TaskState
 from tests.support.corpora import write_generated_tree
 from tests.ui.conftest import UI_TIMEOUT_MS
 

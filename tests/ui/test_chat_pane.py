@@ -171,7 +171,7 @@ def test_stop_mid_stream_keeps_the_partial_answer_and_the_thread_usable(qtbot, c
 
 
 def test_citation_marks_become_links_but_years_and_links_do_not():
-    from spar_desktop.ui.chat_view import citation_links
+    from spar_desktop.ui.chat.view import citation_links
 
     assert citation_links("Oil [1], alarms [2, 3] and [4-5].") == (
         "Oil [\\[1\\]](cite:1), alarms [\\[2\\]](cite:2)[\\[3\\]](cite:3) and [\\[4\\]](cite:4)[\\[5\\]](cite:5).")

@@ -13,11 +13,11 @@ from sqlalchemy import select
 from spar_desktop.core.library.models import File
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile
-from spar_desktop.ui.details import DetailsPanel
-from spar_desktop.ui.file_table import FileTableModel
-from spar_desktop.ui.library_ops import FileDetails, load_details
-from spar_desktop.ui.tasks import TaskRunner
-from spar_desktop.ui.viewer import DocumentViewer
+from spar_desktop.ui.base.tasks import TaskRunner
+from spar_desktop.ui.library.details import DetailsPanel
+from spar_desktop.ui.library.file_table import FileTableModel
+from spar_desktop.ui.library.ops import FileDetails, load_details
+from spar_desktop.ui.viewer.document_viewer import DocumentViewer
 from tests.ui.child_fixtures import PDF_PAGES, write_child_share, write_deck, write_workbook
 from tests.ui.conftest import UI_TIMEOUT_MS
 
@@ -133,7 +133,7 @@ def test_sheets_and_slides_are_named_and_opened_at_the_cited_one(qtbot, viewer, 
 
 # ---------------------------------------------------------------------------- file table
 def test_members_are_rows_named_by_member_and_filed_in_the_containers_folder(qtbot, library, indexed):
-    from spar_desktop.ui.library_ops import load_files
+    from spar_desktop.ui.library.ops import load_files
     from spar_desktop.core.library.queries import FileFilter
 
     model = FileTableModel()
@@ -227,7 +227,7 @@ def make_hit(path: str, start: int, end: int, also_at: tuple[str, ...] = ()):
 
 
 def test_search_hits_name_sheets_and_slides_and_where_copies_are():
-    from spar_desktop.ui.search_results import hit_html, hit_tooltip
+    from spar_desktop.ui.workspaces.search_results import hit_html, hit_tooltip
 
     copies = ("/share/Finance/book.xlsx", "/backup/book.xlsx", "/old/book.xlsx", "/old2/book.xlsx")
     html_text = hit_html(make_hit("/share/Finance/Reports.zip!/book.xlsx", 2, 2, copies), "Diesel")
@@ -242,7 +242,7 @@ def test_search_hits_name_sheets_and_slides_and_where_copies_are():
 
 def test_citation_chips_name_the_sheet(qtbot):
     from spar_desktop.core.chat.prompt import Citation, Passage
-    from spar_desktop.ui.chat_view import MessageBubble
+    from spar_desktop.ui.chat.view import MessageBubble
 
     bubble = MessageBubble("assistant")
     qtbot.addWidget(bubble)

@@ -110,7 +110,7 @@ def test_clicking_a_node_with_a_long_path_keeps_the_window_layout(qtbot, long_pa
 
 
 def test_a_layout_wider_than_the_screen_or_with_squeezed_docks_is_not_kept(qtbot, make_window, settings):
-    from spar_desktop.ui import window_state
+    from spar_desktop.ui.base import window_state
 
     ini = settings.data_dir / "ui-state.ini"
     good = make_window()
@@ -175,8 +175,8 @@ def test_a_saved_ollama_host_applies_at_once(qtbot, aloop, settings, window_on, 
 # -- 7. the Issues view: grouped by kind, real errors first ------------------------------------------
 def test_issues_are_grouped_by_kind_with_real_errors_first_and_formats_as_a_summary(qtbot):
     from spar_desktop.core.library.models import FileStatus
-    from spar_desktop.ui.issues import IssuesPanel
-    from spar_desktop.ui.library_ops import IssueRow, Issues
+    from spar_desktop.ui.library.issues import IssuesPanel
+    from spar_desktop.ui.library.ops import IssueRow, Issues
 
     archives = [IssueRow(FileStatus.UNSUPPORTED, f"/share/Backups/dump-{i:04}.gz",
                          ".gz: no text extraction for archive files yet", 100 + i) for i in range(2053)]
@@ -216,7 +216,7 @@ def test_progress_numbers_agree_in_the_task_list_and_the_workspace_panel(qtbot, 
     import threading
 
     from spar_desktop.core.progress import Progress
-    from spar_desktop.ui.progress_view import shown
+    from spar_desktop.ui.base.progress_view import shown
 
     # A build reports documents in done/total and chunks in its message.
     report = Progress(3, 100, "embedding chunks 256/1082")
@@ -260,7 +260,7 @@ def test_relations_tab_says_what_to_click_not_what_to_run(qtbot, window):
     qtbot.waitUntil(lambda: not window.runner.is_running("relations-graph") and "no documents" in view.status.text().lower(),
                     timeout=UI_TIMEOUT_MS)
     assert "spar " not in view.status.text() and "Add folder" in view.status.text()
-    from spar_desktop.ui.relations_wiring import gui_hint
+    from spar_desktop.ui.relations.features import gui_hint
 
     assert gui_hint("no documents to relate in this workspace (build it first: spar ws build NAME)") == \
         "No documents to relate in this workspace (build it first: select it in the Workspace panel and click Build)"
@@ -286,8 +286,8 @@ def test_status_bar_texts_end_at_a_word_with_an_ellipsis(qtbot, window):
 
 
 def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
-    from spar_desktop.ui.file_panel import FORMAT_COLUMN
-    from spar_desktop.ui.file_table import KNOWN_FORMATS, format_label
+    from spar_desktop.ui.library.file_panel import FORMAT_COLUMN
+    from spar_desktop.ui.library.file_table import KNOWN_FORMATS, format_label
 
     assert [format_label(f) for f in ("archive", "pdf", "docx", "image")] == ["Archive", "PDF", "DOCX", "Image"]
     table = window.file_panel.table
@@ -301,7 +301,7 @@ def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
 def test_learning_line_is_in_plain_words():
     from spar_desktop.core.memory import ERMConfig
     from spar_desktop.core.memory.feedback import MemoryStats
-    from spar_desktop.ui.workspace_panel import describe_learning
+    from spar_desktop.ui.workspaces.panel import describe_learning
 
     waiting = MemoryStats("ops", "m", 0, 3, 6, 0, 2, 0, 2, 0, None)
     assert describe_learning(waiting, ERMConfig(batch_size=4, max_batches_per_round=1)) == \
@@ -317,7 +317,7 @@ def test_learning_line_is_in_plain_words():
 def test_the_chroma_setting_says_where_chroma_runs(qtbot, settings):
     from dataclasses import replace
 
-    from spar_desktop.ui.settings_dialog import SettingsDialog
+    from spar_desktop.ui.base.settings_dialog import SettingsDialog
 
     assert settings.chroma_process  # as the app runs it (runtime.app_settings)
     dialog = SettingsDialog(settings)
@@ -335,7 +335,7 @@ def test_funnel_rows_wrap_instead_of_being_cut(qtbot):
     from PySide6.QtCore import QRect
     from PySide6.QtWidgets import QVBoxLayout, QWidget
 
-    from spar_desktop.ui.filter_widgets import FunnelWidget
+    from spar_desktop.ui.workspaces.filter_widgets import FunnelWidget
 
     steps = (SimpleNamespace(label="all indexed files", admitted=40),
              SimpleNamespace(label="tag group 'gearbox'", admitted=12),
@@ -359,7 +359,7 @@ def test_funnel_rows_wrap_instead_of_being_cut(qtbot):
 
 
 def test_the_relaxation_note_names_the_checkbox_on_screen(qtbot, indexed_window):
-    from spar_desktop.ui.workspace_dialog import gui_words
+    from spar_desktop.ui.workspaces.dialog import gui_words
 
     dialog = indexed_window.features.new_workspace()
     note = gui_words("no file has tags of every group; admitting files that lack at most 1 of the 2 groups not "

@@ -9,8 +9,8 @@ import pytest
 from sqlalchemy import func, select
 
 from spar_desktop.core.library.models import File, Tag, TagSource
-from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, resources_dir, sample_corpus_dir
-from spar_desktop.ui.tasks import TaskState
+from spar_desktop.ui.base.tasks import TaskState
+from spar_desktop.ui.library.first_run import SAMPLE_DIR_NAME, resources_dir, sample_corpus_dir
 from tests.core.library.test_sample import CHILDREN
 
 SAMPLE = sample_corpus_dir()
@@ -62,7 +62,7 @@ def test_the_app_and_the_cli_import_the_sample_into_the_same_index(tmp_path, cap
     from spar_desktop.core.config import load_settings
     from spar_desktop.core.library.database import Library
     from spar_desktop.core.progress import CancelToken
-    from spar_desktop.ui.first_run import import_sample_corpus
+    from spar_desktop.ui.library.first_run import import_sample_corpus
     from tests.core.library.test_sample import index_view
 
     app_settings = load_settings(tmp_path / "app")

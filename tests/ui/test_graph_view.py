@@ -14,8 +14,8 @@ from PySide6.QtCore import QPoint, QPointF, QRectF, Qt
 
 from spar_desktop.core.relations.neighbourhood import neighbourhood
 from spar_desktop.core.relations.payload import make_payload
-from spar_desktop.ui.graph_items import LABELS
-from spar_desktop.ui.graph_view import GraphView
+from spar_desktop.ui.relations.graph_items import LABELS
+from spar_desktop.ui.relations.graph_view import GraphView
 
 
 def payload(n: int = 5000, m: int = 15000, seed: int = 0):

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 
-from spar_desktop.ui.platform_check import install_hint, missing_libraries, platform_problem
+from spar_desktop.ui.base.platform_check import install_hint, missing_libraries, platform_problem
 
 LDD = """\
 \tlinux-vdso.so.1 (0x00007ffd)

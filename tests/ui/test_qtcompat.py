@@ -1,4 +1,4 @@
-"""The binding's reference-count defect (see spar_desktop/ui/qtcompat.py) cannot abort the app."""
+"""The binding's reference-count defect (see spar_desktop/ui/base/qtcompat.py) cannot abort the app."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ SCRIPT = """
 import os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 import spar_desktop.ui  # applies the work-around
-from spar_desktop.ui import qtcompat
+from spar_desktop.ui.base import qtcompat
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QApplication, QLabel
 app = QApplication([])

@@ -24,7 +24,7 @@ def make_hit(**kw) -> WorkspaceHit:
 
 
 def test_row_highlights_matched_words_and_shows_the_score_parts():
-    from spar_desktop.ui.search_results import MARK, UNMARK, highlighted_snippet, hit_html
+    from spar_desktop.ui.workspaces.search_results import MARK, UNMARK, highlighted_snippet, hit_html
 
     hit = make_hit()
     snippet = highlighted_snippet(hit.text, hit.matched)
@@ -39,7 +39,7 @@ def test_row_highlights_matched_words_and_shows_the_score_parts():
 
 
 def test_evolved_hits_say_how_far_learned_keys_moved_them():
-    from spar_desktop.ui.search_results import hit_html, hit_tooltip, highlighted_snippet
+    from spar_desktop.ui.workspaces.search_results import hit_html, hit_tooltip, highlighted_snippet
 
     up = make_hit(evolved=True, rank_without_evolution=5)
     assert "learned keys: ↑3" in hit_html(up, highlighted_snippet(up.text, up.matched))
@@ -55,7 +55,7 @@ def test_evolved_hits_say_how_far_learned_keys_moved_them():
 
 
 def test_delegate_draws_explained_hits(qtbot):
-    from spar_desktop.ui.search_results import HIT_ROLE, HitDelegate
+    from spar_desktop.ui.workspaces.search_results import HIT_ROLE, HitDelegate
 
     view = QListWidget()
     qtbot.addWidget(view)
@@ -83,7 +83,7 @@ def _option(view):
 def test_info_line_names_the_chunking_choice():
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
     from spar_desktop.core.workspaces.selection import WorkspaceFilter
-    from spar_desktop.ui.workspace_panel import describe_row
+    from spar_desktop.ui.workspaces.panel import describe_row
 
     row = WorkspaceInfo(1, "Incidents", "active", "ws-incidents-1", WorkspaceFilter(request="incident reports"),
                         datetime(2026, 1, 1), datetime(2026, 1, 2), datetime(2026, 1, 2), None, 2, 40, None, None)

@@ -12,8 +12,8 @@ import pytest
 
 from spar_desktop.core.relations import store
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER
-from spar_desktop.ui.search_results import CLUSTER_ROLE, HitDelegate, hit_html
-from spar_desktop.ui.session_search import NEEDS_CLUSTERS
+from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HitDelegate, hit_html
+from spar_desktop.ui.workspaces.session_search import NEEDS_CLUSTERS
 from tests.ui.conftest import UI_TIMEOUT_MS
 from tests.ui.test_relations_tab import BUILD_TIMEOUT_MS, TOPICS
 

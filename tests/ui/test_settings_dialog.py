@@ -7,7 +7,7 @@ import json
 from PySide6.QtWidgets import QDialogButtonBox
 
 from spar_desktop.core.config import load_settings
-from spar_desktop.ui.settings_dialog import SettingsDialog
+from spar_desktop.ui.base.settings_dialog import SettingsDialog
 
 
 def make(qtbot, settings) -> SettingsDialog:
@@ -57,7 +57,7 @@ def test_valid_settings_are_saved_to_settings_json(qtbot, settings):
 
 
 def test_reading_limits_are_saved_reloaded_and_applied_to_the_open_library(qtbot, settings, library):
-    from spar_desktop.ui.settings_dialog import apply_live_settings
+    from spar_desktop.ui.base.settings_dialog import apply_live_settings
 
     dialog = make(qtbot, settings)
     assert dialog.ocr_enabled.isChecked() and dialog.max_text_mb.value() == settings.extract_max_text_mb

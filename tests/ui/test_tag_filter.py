@@ -128,7 +128,7 @@ def test_folders_show_one_node_per_indexed_root_named_after_it(qtbot, tmp_path):
     from spar_desktop.core.library.database import Library
     from spar_desktop.core.library.scanner import Scanner
     from spar_desktop.core.library.tags import tag_infos
-    from spar_desktop.ui.tag_panel import TagPanel
+    from spar_desktop.ui.library.tag_panel import TagPanel
     from spar_desktop.core.library.roots import folder_roots
 
     files = {"a/share/Finance/budget.md": "b", "a/share/Finance/q1.md": "q", "a/share/HR/handbook.md": "h",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from spar_desktop.ui.tag_review import JOB_KEY, TagSuggestions
+from spar_desktop.ui.library.tag_review import JOB_KEY, TagSuggestions
 from tests.core.tagging.conftest import RIGHT_FOLDER, write_share
 from tests.ui.conftest import UI_TIMEOUT_MS
 

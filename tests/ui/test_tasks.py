@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, QThread
 from PySide6.QtWidgets import QApplication
 
 from spar_desktop.core.progress import Cancelled, Progress
-from spar_desktop.ui.task_list import TaskListWidget
-from spar_desktop.ui.tasks import TaskRunner, TaskState
+from spar_desktop.ui.base.task_list import TaskListWidget
+from spar_desktop.ui.base.tasks import TaskRunner, TaskState
 
 _RUNNERS: list[TaskRunner] = []
 

@@ -11,7 +11,7 @@ from spar_desktop.core.library.models import File, Tag
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.tagging.hierarchy import induce_hierarchy
 from spar_desktop.core.tagging.proposal import load_proposal, proposal_path, save_proposal
-from spar_desktop.ui.topic_proposal import open_topic_proposal
+from spar_desktop.ui.library.topic_proposal import open_topic_proposal
 from tests.core.tagging.test_hierarchy_corpus import hand_written_corpus, write_notes
 from tests.ui.conftest import UI_TIMEOUT_MS
 

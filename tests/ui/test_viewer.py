@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from spar_desktop.ui.tasks import TaskRunner
-from spar_desktop.ui.viewer import DocumentViewer
-from spar_desktop.ui.viewer_ops import _fragments
+from spar_desktop.ui.base.tasks import TaskRunner
+from spar_desktop.ui.viewer.document_viewer import DocumentViewer
+from spar_desktop.ui.viewer.ops import _fragments
 from tests.ui.conftest import write_pdf
 
 PAGES = [

@@ -30,7 +30,7 @@ def test_new_and_deleted_files_are_picked_up(qtbot, make_window, small_tree):
 
 
 def test_writes_in_the_data_dir_never_trigger_a_rescan(qtbot, tmp_path):
-    from spar_desktop.ui.watcher import FolderWatcher
+    from spar_desktop.ui.library.watcher import FolderWatcher
 
     home = tmp_path / "home"  # a watched folder that happens to contain the data dir
     (home / "data" / "sample_corpus").mkdir(parents=True)
@@ -51,7 +51,7 @@ def test_writes_in_the_data_dir_never_trigger_a_rescan(qtbot, tmp_path):
 
 
 def test_a_file_indexed_alone_is_watched_without_its_siblings(qtbot, tmp_path):
-    from spar_desktop.ui.watcher import FolderWatcher
+    from spar_desktop.ui.library.watcher import FolderWatcher
 
     (tmp_path / "docs").mkdir()
     report = tmp_path / "docs" / "report.txt"
@@ -81,7 +81,7 @@ def test_only_indexed_folders_are_watched(qtbot, tmp_path):
     """The scan skips .venv, node_modules, .git...: the watcher must not watch them either (a
     checkout's .venv made the old recursive watcher spin at 35-80% CPU while idle)."""
     from spar_desktop.core.library import folder_watch
-    from spar_desktop.ui.watcher import FolderWatcher
+    from spar_desktop.ui.library.watcher import FolderWatcher
 
     if not folder_watch.available():
         pytest.skip("inotify is Linux-only")
@@ -108,7 +108,7 @@ def test_only_indexed_folders_are_watched(qtbot, tmp_path):
 
 def test_a_share_past_the_watch_bound_is_rescanned_periodically(qtbot, tmp_path):
     from spar_desktop.core.library import folder_watch
-    from spar_desktop.ui.watcher import FolderWatcher
+    from spar_desktop.ui.library.watcher import FolderWatcher
 
     if not folder_watch.available():
         pytest.skip("inotify is Linux-only")

@@ -9,7 +9,7 @@ queue overflows again, and the idle app spun at 35-80% CPU forever. Here:
 - a queue overflow means "something changed": one rescan of each root, no re-walk loop;
 - the number of watches is bounded; a root past the bound is reported as not fully watched,
   and the app falls back to re-scanning it periodically.
-Qt-free: changes are reported through a callback from the watch thread (ui/watcher.py debounces).
+Qt-free: changes are reported through a callback from the watch thread (ui/library/watcher.py debounces).
 """
 
 from __future__ import annotations

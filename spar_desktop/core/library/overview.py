@@ -3,7 +3,7 @@ files, one file's details, the issues, a scan's outcome.
 
 Each reader opens its own short session and returns immutable values only (no ORM object leaves
 it), so the app's worker threads hand them to the UI thread as they are and the CLI prints the
-same values. The app's ops (ui/library_ops.py) are one-line calls of these.
+same values. The app's ops (ui/library/ops.py) are one-line calls of these.
 """
 
 from __future__ import annotations

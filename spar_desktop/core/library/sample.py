@@ -1,5 +1,5 @@
 """The bundled sample corpus, imported the same way by `spar sample`, `spar index` of the corpus
-folder and the app's first run (ui/first_run.py calls this module).
+folder and the app's first run (ui/library/first_run.py calls this module).
 
 The sample is COPIED into ``<data_dir>/sample_corpus`` before indexing: the install dir may be
 read-only or shared, and the index must point at files the user owns. The corpus's own metadata

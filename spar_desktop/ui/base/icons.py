@@ -1,13 +1,9 @@
-"""Small drawn pieces shared by the chat views: icons that need no emoji font, a one-line
-label that elides instead of widening its window, and a wrapping flow layout for chips."""
+"""Drawn icons that need no emoji font: the thumbs of chat feedback and the Chat action's bubble."""
 
 from __future__ import annotations
 
-from typing import Optional
-
-from PySide6.QtCore import QPoint, QRect, QSize, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPainterPath, QPixmap, QTransform
-from PySide6.QtWidgets import QLabel, QLayout, QSizePolicy, QWidget
 
 
 def thumb_icon(up: bool, colour: str = "#545b68") -> QIcon:
@@ -52,96 +48,3 @@ def chat_icon(colour: str = "#2f6fde") -> QIcon:
         p.drawEllipse(x - 2, 12, 4, 4)
     p.end()
     return QIcon(pix)
-
-
-class ElidedLabel(QLabel):
-    """One line that ends in '…' when narrow, instead of widening its window: its size policy lets
-    the layout give it any width, so a long text (a full path) can never push the window wider.
-    ``mode`` ElideMiddle keeps both ends of a path; ``full_tip`` shows the whole text as tooltip."""
-
-    def __init__(self, text: str = "", parent: Optional[QWidget] = None,
-                 mode: Qt.TextElideMode = Qt.TextElideMode.ElideRight, full_tip: bool = False) -> None:
-        super().__init__(text, parent)
-        self.mode = mode
-        self.full_tip = full_tip
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.setMinimumWidth(0)
-        if full_tip:
-            self.setToolTip(text)
-
-    def setText(self, text: str) -> None:
-        super().setText(text)
-        if self.full_tip:
-            self.setToolTip(text)
-
-    def minimumSizeHint(self) -> QSize:
-        return QSize(0, super().minimumSizeHint().height())
-
-    def sizeHint(self) -> QSize:
-        return QSize(min(super().sizeHint().width(), 200), super().sizeHint().height())
-
-    def shown_text(self) -> str:
-        """What is painted at the current width."""
-        return self.fontMetrics().elidedText(self.text(), self.mode, self.contentsRect().width())
-
-    def paintEvent(self, event) -> None:
-        p = QPainter(self)
-        p.setPen(self.palette().windowText().color())
-        p.drawText(self.contentsRect(), int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
-                   self.shown_text())
-
-
-class FlowLayout(QLayout):
-    """Left-to-right items that wrap (Qt's flow layout example, trimmed)."""
-
-    def __init__(self, parent: Optional[QWidget] = None, spacing: int = 4) -> None:
-        super().__init__(parent)
-        self._items: list = []
-        self._spacing = spacing
-        self.setContentsMargins(0, 0, 0, 0)
-
-    def addItem(self, item) -> None:
-        self._items.append(item)
-
-    def count(self) -> int:
-        return len(self._items)
-
-    def itemAt(self, i: int):
-        return self._items[i] if 0 <= i < len(self._items) else None
-
-    def takeAt(self, i: int):
-        return self._items.pop(i) if 0 <= i < len(self._items) else None
-
-    def expandingDirections(self):
-        return Qt.Orientation(0)
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return self._layout(QRect(0, 0, width, 0), True)
-
-    def setGeometry(self, rect: QRect) -> None:
-        super().setGeometry(rect)
-        self._layout(rect, False)
-
-    def sizeHint(self) -> QSize:
-        return self.minimumSize()
-
-    def minimumSize(self) -> QSize:
-        size = QSize()
-        for item in self._items:
-            size = size.expandedTo(item.minimumSize())
-        return size
-
-    def _layout(self, rect: QRect, test: bool) -> int:
-        x, y, line = rect.x(), rect.y(), 0
-        for item in self._items:
-            hint = item.sizeHint()
-            if x + hint.width() > rect.right() and line > 0:
-                x, y, line = rect.x(), y + line + self._spacing, 0
-            if not test:
-                item.setGeometry(QRect(QPoint(x, y), hint))
-            x += hint.width() + self._spacing
-            line = max(line, hint.height())
-        return y + line - rect.y()

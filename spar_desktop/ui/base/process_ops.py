@@ -40,7 +40,7 @@ def _context() -> multiprocessing.context.BaseContext:
         if "forkserver" in multiprocessing.get_all_start_methods():
             ctx = multiprocessing.get_context("forkserver")
             # Warm the server with what every child needs (not __main__, which may be a REPL).
-            ctx.set_forkserver_preload(["spar_desktop.ui.process_ops", "spar_desktop.core.library.overview"])
+            ctx.set_forkserver_preload(["spar_desktop.ui.base.process_ops", "spar_desktop.core.library.overview"])
             _CONTEXT = ctx
         else:
             _CONTEXT = multiprocessing.get_context("spawn")

@@ -10,7 +10,7 @@ from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QFontMetrics, QPainter
 from PySide6.QtWidgets import QSizePolicy, QStatusBar, QStyle, QStyleOption, QWidget
 
-from spar_desktop.ui.small_widgets import ElidedLabel
+from spar_desktop.ui.base.elided_label import ElidedLabel
 
 
 def elide_words(fm: QFontMetrics, text: str, width: int) -> str:

@@ -8,8 +8,8 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QSizePolicy, QStyle, QToolButton, QWidget
 
 from spar_desktop.core.progress import Progress
-from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.tasks import TaskHandle, TaskRunner, TaskState
+from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.base.tasks import TaskHandle, TaskRunner, TaskState
 
 # Tasks that finish faster than this never appear, so quick reloads do not make the bar flicker.
 SHOW_AFTER_MS = 250

@@ -20,11 +20,11 @@ from PySide6.QtCore import QObject, Signal
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.progress import CancelToken, ProgressCallback
-from spar_desktop.ui import chat_ops as ops
-from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
-from spar_desktop.ui.workspace_controller import WorkspaceController
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskRunner
+from spar_desktop.ui.chat import ops
+from spar_desktop.ui.workspaces.controller import WorkspaceController
 
-if TYPE_CHECKING:  # types only: the chat and workspace modules load on a worker (workspace_ops.py)
+if TYPE_CHECKING:  # types only: the chat and workspace modules load on a worker (workspaces/ops.py)
     from spar_desktop.core.chat.feedback import LearnTarget
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
 

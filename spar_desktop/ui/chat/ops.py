@@ -1,7 +1,7 @@
 """Background ops for chat threads (no Qt): one-line calls of the thread store and of
 core/chat/feedback.py, returning frozen values (ThreadInfo, MessageInfo, Citation, LearnTarget).
 
-Answering itself is a coroutine op the TaskRunner awaits on the qasync loop (chat_controller.py);
+Answering itself is a coroutine op the TaskRunner awaits on the qasync loop (chat/controller.py);
 everything here is plain synchronous database work that must not run on the UI thread. The chat
 modules are imported on the worker: the UI thread imports this module at start-up.
 """

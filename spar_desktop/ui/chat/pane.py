@@ -22,9 +22,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.ui.chat_controller import ChatController
-from spar_desktop.ui.chat_view import MessageBubble, MessageList
-from spar_desktop.ui.small_widgets import ElidedLabel
+from spar_desktop.ui.base.elided_label import ElidedLabel
+from spar_desktop.ui.chat.controller import ChatController
+from spar_desktop.ui.chat.view import MessageBubble, MessageList
 
 THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
 

@@ -26,7 +26,8 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.documents.pages import page_span_label
-from spar_desktop.ui.small_widgets import FlowLayout, thumb_icon
+from spar_desktop.ui.base.flow_layout import FlowLayout
+from spar_desktop.ui.base.icons import thumb_icon
 
 RENDER_MS = 40
 NAME_CHARS = 28

@@ -23,11 +23,11 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.library.queries import FileFilter
 from spar_desktop.core.library.tag_edits import TagEdit
-from spar_desktop.ui import library_ops as ops
-from spar_desktop.ui.first_run import SAMPLE_DIR_NAME, SampleImport, import_sample_corpus, sample_corpus_dir
-from spar_desktop.ui.process_ops import scan_op
-from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
-from spar_desktop.ui.watcher import FolderWatcher
+from spar_desktop.ui.base.process_ops import scan_op
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskRunner
+from spar_desktop.ui.library import ops
+from spar_desktop.ui.library.first_run import SAMPLE_DIR_NAME, SampleImport, import_sample_corpus, sample_corpus_dir
+from spar_desktop.ui.library.watcher import FolderWatcher
 
 log = logging.getLogger(__name__)
 USER_SCAN = Changes(files=True)  # roots, statuses and issues; new files also bring tags (ScanSummary.changes)
@@ -237,7 +237,7 @@ class LibraryController(QObject):
     def start_tagging(self, use_llm: bool = False) -> Optional[TaskHandle]:
         """Summaries and tag suggestions in the background (resumable, cancellable in the task
         list, low priority). A newer request replaces a running one, which keeps its work."""
-        from spar_desktop.ui.tag_review import JOB_KEY, tagging_op
+        from spar_desktop.ui.library.tag_review import JOB_KEY, tagging_op
 
         settings = self.settings_provider()
         if settings is None:

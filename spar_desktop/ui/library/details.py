@@ -21,15 +21,15 @@ from PySide6.QtWidgets import (
 
 from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.library.models import FileStatus, TagSource
-from spar_desktop.ui.child_docs import (
+from spar_desktop.ui.base.child_docs import (
     container_name,
     copies_summary,
     elide_middle,
     plural,
     workspace_state_text,
 )
-from spar_desktop.ui.file_table import format_label, human_size
-from spar_desktop.ui.library_ops import FileDetails, FileRecord
+from spar_desktop.ui.library.file_table import format_label, human_size
+from spar_desktop.ui.library.ops import FileDetails, FileRecord
 
 SOURCE_LABELS = {TagSource.PATH: "Folder", TagSource.DATE: "Date", TagSource.TAXONOMY: "Taxonomy",
                  TagSource.USER: "User", TagSource.AUTO: "Automatic", TagSource.LLM: "Automatic"}

@@ -6,7 +6,7 @@ from PySide6.QtCore import QMimeData, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPen
 from PySide6.QtWidgets import QWidget
 
-from spar_desktop.ui.style import ACCENT
+from spar_desktop.ui.base.style import ACCENT
 
 
 def local_paths(mime: QMimeData) -> list[str]:

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.ui.file_table import COLUMNS, KNOWN_FORMATS, FileTableModel, format_label
-from spar_desktop.ui.library_ops import FileRecord, FileRows
+from spar_desktop.ui.library.file_table import COLUMNS, KNOWN_FORMATS, FileTableModel, format_label
+from spar_desktop.ui.library.ops import FileRecord, FileRows
 
 FORMAT_COLUMN = next(i for i, c in enumerate(COLUMNS) if c[0] == "Format")
 

@@ -1,6 +1,6 @@
 """The file table: a model over immutable FileRecords, exposed to the view in chunks.
 
-Rows are loaded by a background task (library_ops.load_files) and handed over as one tuple;
+Rows are loaded by a background task (library.ops.load_files) and handed over as one tuple;
 the model reveals them CHUNK rows at a time through canFetchMore/fetchMore as the user scrolls.
 
 Sorting happens in the model over precomputed keys rather than in a QSortFilterProxyModel:
@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.library.models import FileStatus
-from spar_desktop.ui.child_docs import document_title
-from spar_desktop.ui.library_ops import SORT_KEYS, FileRecord
+from spar_desktop.ui.base.child_docs import document_title
+from spar_desktop.ui.library.ops import SORT_KEYS, FileRecord
 
 CHUNK = 1000
 Index = QModelIndex | QPersistentModelIndex
@@ -57,7 +57,7 @@ def _date(d: Optional[datetime]) -> str:
     return d.strftime("%Y-%m-%d %H:%M") if d else ""
 
 
-# (header, display, right aligned, default width); sort keys: library_ops.SORT_KEYS
+# (header, display, right aligned, default width); sort keys: library.ops.SORT_KEYS
 Column = tuple[str, Callable[[FileRecord], str], bool, int]
 COLUMNS: tuple[Column, ...] = (
     ("Name", lambda r: r.name, False, 320),
@@ -116,10 +116,6 @@ class FileTableModel(QAbstractTableModel):
         self._shown = min(CHUNK, len(self._all))
         self.total = len(self._all) if total is None else total
         self.endResetModel()
-
-    @property
-    def loaded_count(self) -> int:
-        return len(self._all)
 
     def record(self, row: int) -> Optional[FileRecord]:
         return self._all[row] if 0 <= row < self._shown else None

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.library.models import FileStatus
-from spar_desktop.ui.library_ops import IssueRow, Issues
+from spar_desktop.ui.library.ops import IssueRow, Issues
 
 KIND_LABELS = {
     "scan": "Folder", FileStatus.ERROR: "Unreadable", FileStatus.ENCRYPTED: "Encrypted",

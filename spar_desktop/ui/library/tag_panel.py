@@ -27,8 +27,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.ui.library_ops import TagSnapshot
-from spar_desktop.ui.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
+from spar_desktop.ui.library.ops import TagSnapshot
+from spar_desktop.ui.library.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
 
 MAX_AUTO_EXPAND = 300
 

@@ -33,7 +33,7 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.tagging import review
 from spar_desktop.core.tagging.review import Suggestion
-from spar_desktop.ui.tasks import TaskError, TaskRunner
+from spar_desktop.ui.base.tasks import TaskError, TaskRunner
 
 JOB_KEY = "tag-suggestions"
 COLUMNS = ("Score", "Tag", "File", "From")

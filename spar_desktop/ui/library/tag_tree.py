@@ -22,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.roots import RootFolders
 from spar_desktop.core.library.tags import TagInfo
-from spar_desktop.ui.library_ops import TagSnapshot
+from spar_desktop.ui.library.ops import TagSnapshot
 
 TagIdRole = Qt.ItemDataRole.UserRole + 1
 SourceRole = Qt.ItemDataRole.UserRole + 2

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.changes import Changes
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.tagging.proposal import AcceptReport, Proposal, ProposalError
-from spar_desktop.ui.tasks import TaskError, TaskRunner
+from spar_desktop.ui.base.tasks import TaskError, TaskRunner
 
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 

@@ -1,5 +1,5 @@
 """The relation graph in the main window: a "Relations" tab holding the GraphView, fed by
-relations_ops on the TaskRunner. Kept out of main_window.py so each stays small.
+relations/ops.py on the TaskRunner. Kept out of main_window.py so each stays small.
 
 - The graph loads when the tab is first shown, and again when the method, the scope or (with the
   workspace scope) the current workspace changes while it is shown; otherwise it is only marked
@@ -7,7 +7,7 @@ relations_ops on the TaskRunner. Kept out of main_window.py so each stays small.
 - Loads are latest-wins (one task key): flipping methods quickly never shows an older graph.
 - Clicking a node selects its file in the file table (details follow); Open shows it in the viewer.
 - A file's neighbourhood (the file table's "Show related files in graph", the view's Neighbourhood
-  button and hops choice) is ``show_around``: relations_ops.load_neighbourhood on the runner, on
+  button and hops choice) is ``show_around``: ops.load_neighbourhood on the runner, on
   the graph's task key. It never builds relations from scratch: with none stored it says to click
   Rebuild and opens the neighbourhood once that load is done.
 - The GraphView (and pyqtgraph, ~0.5 s to import) is created when the tab is first shown, so the
@@ -25,10 +25,10 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from spar_desktop.core.progress import Progress
-from spar_desktop.ui import relations_ops as ops
-from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.relations_live import LiveRelations
-from spar_desktop.ui.tasks import TaskError, TaskHandle
+from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle
+from spar_desktop.ui.relations import ops
+from spar_desktop.ui.relations.live import LiveRelations
 
 log = logging.getLogger(__name__)
 TASK_KEY = "relations-graph"
@@ -53,7 +53,7 @@ class RelationsFeatures(QObject):
         self.page = QWidget()  # the tab; holds the GraphView once created
         self._layout = QVBoxLayout(self.page)
         self._layout.setContentsMargins(0, 0, 0, 0)
-        self.live = LiveRelations(self)  # a loaded graph follows file changes (relations_live.py)
+        self.live = LiveRelations(self)  # a loaded graph follows file changes (live.py)
         self._layout.addWidget(self.live.badge)
         self._view = None
         self.stale = True
@@ -66,7 +66,7 @@ class RelationsFeatures(QObject):
     def view(self):
         """The GraphView, created (with its signal connections) on first use."""
         if self._view is None:
-            from spar_desktop.ui.graph_view import GraphView
+            from spar_desktop.ui.relations.graph_view import GraphView
 
             self._view = GraphView()
             self._layout.addWidget(self._view)
@@ -127,7 +127,7 @@ class RelationsFeatures(QObject):
             self.invalidate()
 
     def reload(self, rebuild: bool = False) -> TaskHandle:
-        from spar_desktop.ui.graph_view import METHODS
+        from spar_desktop.ui.relations.graph_view import METHODS
 
         workspace = self.scope_workspace()
         method = self.view.method.currentData() or METHODS[0][0]
@@ -168,7 +168,7 @@ class RelationsFeatures(QObject):
         the stored graph is loaded first when the tab does not show it yet (another method's when
         the chosen one was never built). With no relations built at all nothing is computed: the
         view and the status bar say to click Rebuild, and the neighbourhood opens after it."""
-        from spar_desktop.ui.graph_view import METHODS
+        from spar_desktop.ui.relations.graph_view import METHODS
 
         view = self.view
         hops = hops or int(view.hops.currentData())

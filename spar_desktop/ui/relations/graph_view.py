@@ -25,8 +25,8 @@ from PySide6.QtWidgets import (
 
 from spar_desktop.core.relations.neighbourhood import MAX_HOPS, Neighbourhood
 from spar_desktop.core.relations.payload import GROUPINGS, GraphPayload
-from spar_desktop.ui.graph_items import EdgeLayer, NodeLayer, pixel_size, view_rect
-from spar_desktop.ui.small_widgets import ElidedLabel
+from spar_desktop.ui.base.elided_label import ElidedLabel
+from spar_desktop.ui.relations.graph_items import EdgeLayer, NodeLayer, pixel_size, view_rect
 
 METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
 SCOPES = (("workspace", "Current workspace"), ("index", "Whole index"))

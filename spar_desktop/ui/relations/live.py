@@ -5,7 +5,7 @@ files, the Relations tab's graph is brought up to date in the background.
   build_finished for workspace scopes). Once a graph has been loaded, a quick check (stored
   fingerprints against the index, no matrix read) counts what changed in the scope and method the
   tab shows; when something did, a badge says "Out of date — N files changed", and an update starts.
-- The update is relations_ops.update_graph: incremental for EDR-MQ (core/relations/incremental.py),
+- The update is relations.ops.update_graph: incremental for EDR-MQ (core/relations/incremental.py),
   at low priority, cancellable in the task list, and latest-wins on the graph's own task key, so a
   newer scan, a method switch or Rebuild replaces it. The old graph stays on screen meanwhile; the
   new one replaces it and the badge goes.
@@ -22,9 +22,9 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel
 
 from spar_desktop.core.progress import Progress
-from spar_desktop.ui import relations_ops as ops
-from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.tasks import TaskError, TaskHandle
+from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle
+from spar_desktop.ui.relations import ops
 
 log = logging.getLogger(__name__)
 CHECK_KEY = "relations-check"
@@ -41,7 +41,7 @@ class LiveRelations(QObject):
 
     def __init__(self, features: Any) -> None:
         super().__init__(features)
-        self.features = features  # relations_wiring.RelationsFeatures
+        self.features = features  # relations.features.RelationsFeatures
         self.badge = QLabel()
         self.badge.setObjectName("relationsBadge")
         self.badge.setWordWrap(True)
@@ -69,7 +69,7 @@ class LiveRelations(QObject):
     # ------------------------------------------------------------------ checking and updating
     def selected(self) -> tuple[Optional[str], str]:
         """(workspace, method) the tab shows or is loading: the user's current choice."""
-        from spar_desktop.ui.graph_view import METHODS
+        from spar_desktop.ui.relations.graph_view import METHODS
 
         f = self.features
         return f.scope_workspace(), f.view.method.currentData() or METHODS[0][0]
@@ -93,8 +93,8 @@ class LiveRelations(QObject):
         self.start_update(*target, n)
 
     def start_update(self, workspace: Optional[str], method: str, n: int) -> TaskHandle:
-        from spar_desktop.ui.graph_view import METHODS
-        from spar_desktop.ui.relations_wiring import TASK_KEY, gui_hint
+        from spar_desktop.ui.relations.graph_view import METHODS
+        from spar_desktop.ui.relations.features import TASK_KEY, gui_hint
 
         f = self.features
         label = dict(METHODS).get(method, method)

@@ -141,7 +141,7 @@ def build_clusters(library: Library, workspace: str, progress: ProgressCallback,
 
 def session_search(service: Any, workspace: str, query: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
     """Cover my session: SessionResults (core/relations/expanded_search.py), under the workspace's
-    lock like any search of it (``service``: workspace_ops.WorkspaceService)."""
+    lock like any search of it (``service``: workspaces.ops.WorkspaceService)."""
     from spar_desktop.core.progress import Progress, check
     from spar_desktop.core.relations.expanded_search import session_search as search
 

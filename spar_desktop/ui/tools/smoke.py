@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QWidget
 
 from spar_desktop.core.library.models import File, FileStatus
 from spar_desktop.core.progress import CancelToken, ProgressCallback
-from spar_desktop.ui.tasks import TaskHandle, TaskState
+from spar_desktop.ui.base.tasks import TaskHandle, TaskState
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken)
     import pymupdf
     from sqlalchemy import select
 
-    from spar_desktop.ui.viewer_ops import PDF_LOCK
+    from spar_desktop.ui.viewer.ops import PDF_LOCK
 
     with library.session() as s:
         rows = s.execute(select(File.id, File.path).where(File.format == "pdf", File.status == FileStatus.OK,
@@ -121,7 +121,7 @@ async def step_start(ctx: SmokeContext) -> None:
 
 async def step_index_sample(ctx: SmokeContext) -> None:
     w = ctx.window
-    from spar_desktop.ui.first_run import sample_corpus_dir
+    from spar_desktop.ui.library.first_run import sample_corpus_dir
 
     if not ctx.data.get("fresh"):
         log.info("library not empty: skipping the sample import")
@@ -192,7 +192,7 @@ async def step_text_viewer(ctx: SmokeContext) -> None:
 
 
 async def step_settings(ctx: SmokeContext) -> None:
-    from spar_desktop.ui.settings_dialog import SettingsDialog
+    from spar_desktop.ui.base.settings_dialog import SettingsDialog
 
     dialog = SettingsDialog(ctx.window.settings, ctx.window)
     dialog.show()

@@ -37,9 +37,9 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.pages import page_unit
 from spar_desktop.core.documents.virtual import is_virtual
-from spar_desktop.ui.child_docs import document_title
-from spar_desktop.ui.tasks import TaskError, TaskRunner
-from spar_desktop.ui.viewer_ops import (
+from spar_desktop.ui.base.child_docs import document_title
+from spar_desktop.ui.base.tasks import TaskError, TaskRunner
+from spar_desktop.ui.viewer.ops import (
     MemberCopy,
     RenderedPage,
     TextDocument,

@@ -18,10 +18,10 @@ from PySide6.QtCore import QObject, Signal
 from spar_desktop.core.changes import Changes
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import Progress
-from spar_desktop.ui import workspace_ops as ops
-from spar_desktop.ui.tasks import TaskError, TaskHandle, TaskRunner
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskRunner
+from spar_desktop.ui.workspaces import ops
 
-if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspace_ops.py)
+if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspaces/ops.py)
     from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
     from spar_desktop.core.workspaces.sparws import WorkspaceImportReport

@@ -37,10 +37,10 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.changes import Changes
-from spar_desktop.ui import workspace_ops as ops
-from spar_desktop.ui.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
-from spar_desktop.ui.tasks import TaskError
-from spar_desktop.ui.workspace_controller import WorkspaceController
+from spar_desktop.ui.base.tasks import TaskError
+from spar_desktop.ui.workspaces import ops
+from spar_desktop.ui.workspaces.controller import WorkspaceController
+from spar_desktop.ui.workspaces.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
 
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
 TAG_ROLE = Qt.ItemDataRole.UserRole + 2

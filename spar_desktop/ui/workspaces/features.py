@@ -11,12 +11,12 @@ from typing import Optional
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtWidgets import QFileDialog, QFrame, QInputDialog, QMessageBox, QScrollArea, QStyle
 
-from spar_desktop.ui.chat_controller import ChatController
-from spar_desktop.ui.chat_pane import ChatPane
-from spar_desktop.ui.small_widgets import chat_icon
-from spar_desktop.ui.workspace_controller import WorkspaceController
-from spar_desktop.ui.workspace_dialog import WorkspaceDialog
-from spar_desktop.ui.workspace_panel import WorkspacePanel
+from spar_desktop.ui.base.icons import chat_icon
+from spar_desktop.ui.chat.controller import ChatController
+from spar_desktop.ui.chat.pane import ChatPane
+from spar_desktop.ui.workspaces.controller import WorkspaceController
+from spar_desktop.ui.workspaces.dialog import WorkspaceDialog
+from spar_desktop.ui.workspaces.panel import WorkspacePanel
 
 
 class WorkspaceFeatures(QObject):

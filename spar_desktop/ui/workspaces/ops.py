@@ -56,7 +56,7 @@ def open_service(library: Library, progress: ProgressCallback, cancel: CancelTok
 
 def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> bool:
     """Load the encoder and sync the tag vocabulary before the user needs them (seconds)."""
-    from spar_desktop.ui.runtime import freeze_long_lived
+    from spar_desktop.ui.base.runtime import freeze_long_lived
 
     progress(Progress(0, 2, "loading the embedding model"))
     service.manager.engine.encoder

@@ -37,12 +37,12 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.progress import Progress
-from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
-from spar_desktop.ui.session_search import SessionSearch, session_summary
-from spar_desktop.ui.workspace_controller import WorkspaceController
+from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.workspaces.controller import WorkspaceController
+from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
+from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
 
-if TYPE_CHECKING:  # a type only: the workspace modules load on a worker (workspace_ops.py)
+if TYPE_CHECKING:  # a type only: the workspace modules load on a worker (workspaces/ops.py)
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
 
 STATUS_COLOURS = {"active": "#1e7b34", "building": "#2f6fde", "archived": "#6a7180", "draft": "#a15c00",

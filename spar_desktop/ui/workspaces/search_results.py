@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QWidget
 
 from spar_desktop.core.documents.pages import page_span_label
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, FROM_CLUSTER
-from spar_desktop.ui.child_docs import also_at_text, container_name, member_name
+from spar_desktop.ui.base.child_docs import also_at_text, container_name, member_name
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
 CLUSTER_ROLE = Qt.ItemDataRole.UserRole + 2  # True: Cover my session added this file from a cluster

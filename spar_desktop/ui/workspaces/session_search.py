@@ -20,9 +20,9 @@ from PySide6.QtWidgets import QToolButton
 
 from spar_desktop.core.progress import Progress
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER
-from spar_desktop.ui import relations_ops as ops
-from spar_desktop.ui.progress_view import shown
-from spar_desktop.ui.tasks import TaskError
+from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.base.tasks import TaskError
+from spar_desktop.ui.relations import ops
 
 log = logging.getLogger(__name__)
 NEEDS_CLUSTERS = ("It needs this workspace's co-occurrence clusters (files used together, learned from its files "
@@ -46,7 +46,7 @@ def session_summary(results: Any) -> str:
 class SessionSearch(QObject):
     def __init__(self, panel: Any) -> None:
         super().__init__(panel)
-        self.panel = panel  # workspace_panel.WorkspacePanel
+        self.panel = panel  # workspaces.panel.WorkspacePanel
         self.controller = panel.controller
         self.clusters: dict[str, bool] = {}  # workspace (casefolded) -> has a co-occurrence build
         self.button = QToolButton(text=EXPANSION_LABEL)

@@ -113,7 +113,7 @@ def test_shutdown_stops_the_helper_and_later_calls_say_so(tmp_path):
 
 
 def test_the_helper_is_the_apps_choice_and_never_saved(tmp_path, monkeypatch):
-    from spar_desktop.ui.runtime import app_settings
+    from spar_desktop.ui.base.runtime import app_settings
 
     monkeypatch.delenv("SPAR_CHROMA_PROCESS", raising=False)
     settings = load_settings(tmp_path)

@@ -1,0 +1,1 @@
+"""The app shell every feature uses: the task runner and its task list, progress reading, child processes, interpreter tuning, platform check, style, settings and about dialogs, status bar, window state, and small drawn widgets. Imports no feature group."""

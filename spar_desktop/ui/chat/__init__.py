@@ -1,0 +1,1 @@
+"""The chat tab: pane, message view, controller and thread ops."""

@@ -1,0 +1,1 @@
+"""The metadata index in the window: tag tree and panel, file table and panel, details, issues, drop-to-index, folder watching, first run (sample corpus), tag review and topic proposal; their controller and ops."""

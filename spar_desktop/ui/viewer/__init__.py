@@ -1,0 +1,1 @@
+"""The document viewer (PDF pages and extracted text, with passage highlights) and its ops."""

@@ -1,0 +1,1 @@
+"""Workspaces: the panel (list, build, search box and results, "Cover my session"), the new/filter dialog, their controller and ops, and WorkspaceFeatures, which wires workspaces and chat into the main window."""
