@@ -22,14 +22,17 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.embedding import encoder as embedding_encoder
+from spar_desktop.core.eval.beir import load_beir
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.clusters import CoocClusters, Word2VecParams, cluster_sequences
 from spar_desktop.core.relations.cooc import SequenceParams, build_sequences, nearest_neighbors, question_sequences
 from spar_desktop.core.relations.documents import DocSet
-from spar_desktop.core.relations.edrmq import top_k_rows
+from spar_desktop.core.relations.evaluation import cluster_pair_stats, corpus_docs, pairs_from_groups
 from spar_desktop.core.relations.expansion import ExpansionParams, cluster_boost, cluster_expand, dense_ranking
 from spar_desktop.core.relations.session_metrics import EvalSession, SessionEvalReport, evaluate_sessions
 from spar_desktop.core.relations.synthetic import salient_sentences
+from spar_desktop.core.relations.topk import top_k_rows
 
 
 @dataclass(frozen=True)
@@ -183,14 +186,9 @@ def evaluate_beir_sessions(folder: str | Path, split: str, data_dir: str | Path,
                            min_relevance: int = 1, progress: ProgressCallback = no_progress,
                            cancel: Optional[CancelToken] = None) -> tuple[SessionEvalReport, dict]:
     """Vanilla vs expand vs boost on one collection. ``expansion`` overrides k_v/alpha."""
-    from spar_desktop.core.eval.beir import load_beir
-    from spar_desktop.core.relations.evaluation import cluster_pair_stats, corpus_docs, pairs_from_groups
-
     dataset = load_beir(folder, split)
     if encoder is None:
-        from spar_desktop.core.embedding.encoder import get_encoder
-
-        encoder = get_encoder(device)
+        encoder = embedding_encoder.get_encoder(device)  # looked up per call: tests swap it
     docs = corpus_docs(list(dataset.corpus.values()), data_dir, encoder=encoder, progress=progress, cancel=cancel)
     setup = make_sessions(dataset.qrels, dataset.queries, docs, holdout=holdout, seed=seed,
                           train_evaluated=train_evaluated, min_relevance=min_relevance)

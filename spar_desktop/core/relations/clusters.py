@@ -18,6 +18,8 @@ from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
+# gensim and scikit-learn take seconds to import: only the functions that train or cluster import them.
+
 # Above this many documents the full pairwise cosine matrix (N² floats) gets too big for a
 # desktop; clustering then merges only along a k-nearest-neighbour graph (same linkage).
 FULL_LINKAGE_MAX = 15_000

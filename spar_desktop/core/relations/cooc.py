@@ -19,6 +19,7 @@ from typing import Iterable, Optional, Sequence
 import numpy as np
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.core.relations.topk import top_k_rows
 
 
 @dataclass(frozen=True)
@@ -41,8 +42,6 @@ class SequenceParams:
 def nearest_neighbors(vectors: np.ndarray, m: int, block: int = 2048,
                       cancel: Optional[CancelToken] = None) -> np.ndarray:
     """(n, m) rows of each document's m most similar other documents, most similar first."""
-    from spar_desktop.core.relations.edrmq import top_k_rows
-
     V = np.ascontiguousarray(vectors, dtype=np.float32)
     n = V.shape[0]
     m = min(m, max(n - 1, 0))

@@ -16,7 +16,7 @@ Design choices (why):
 - The accumulator keeps the *sum* and the number of queries, not the average, so new queries
   (a growing query log) are added without recomputing and the average stays exact.
 - Top-k selection (most of the cost after the products) scans each row once for group maxima
-  and sorts only a few candidates (see top_k_rows); argpartition is the fallback for short rows.
+  and sorts only a few candidates (see topk.top_k_rows); argpartition is the fallback for short rows.
 - For many queries, the second stage scores only candidates from precomputed neighbour lists,
   with an exactness check and full-scan fallback (neighbors.py): the cost per query then no
   longer grows with the corpus.
@@ -31,6 +31,10 @@ import numpy as np
 from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
+from spar_desktop.core.relations.neighbors import doc_neighbors, second_stage
+from spar_desktop.core.relations.topk import GROUP, softmax_rows, top_k_rows  # noqa: F401  (re-exported)
+
+# Imports inside functions defer heavy modules only, each saying which.
 
 
 @dataclass(frozen=True)
@@ -101,53 +105,6 @@ class RelationAccumulator:
         self.n_docs = n_docs
 
 
-# -- shared pieces -------------------------------------------------------------------------------
-def softmax_rows(scores: np.ndarray, temperature: float) -> np.ndarray:
-    """Row-wise softmax of scores / T; -inf entries (missing candidates) get probability 0."""
-    if temperature <= 0:
-        raise ValueError("temperature must be positive")
-    z = scores.astype(np.float64) / temperature
-    z = z - np.max(z, axis=1, keepdims=True)
-    e = np.exp(z)
-    return e / np.sum(e, axis=1, keepdims=True)
-
-
-GROUP = 32  # columns per group in the grouped top-k (see top_k_rows)
-
-
-def top_k_rows(scores: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per row, the k best (column, score), best first, equal scores by column.
-
-    Wide rows use a grouped selection: columns are split into G strided groups of 32 (column j
-    belongs to group j mod G), one pass takes each group's maximum, and only the k groups with the
-    largest maxima can hold the row's top k (any other group's maximum is beaten by k distinct
-    elements). Selecting among those k·32 candidates replaces argpartition over the whole row,
-    which materialises an int64 index per score and dominated the EDR-MQ build. Narrow rows use
-    argpartition directly. Both are deterministic; which of several documents tied exactly at the
-    cut-off survives is not specified."""
-    m, n = scores.shape
-    k = min(k, n)
-    g = n // GROUP
-    if m and g >= 4 * k and k > 0:
-        main = g * GROUP
-        head = scores[:, :main].reshape(m, GROUP, g).max(axis=1)  # (m, g): max of each strided group
-        groups = np.argpartition(head, g - k, axis=1)[:, g - k:]  # (m, k)
-        cand = (groups[:, :, None] + g * np.arange(GROUP)[None, None, :]).reshape(m, -1)
-        if main < n:  # the few columns past the last full group are always candidates
-            cand = np.concatenate([cand, np.broadcast_to(np.arange(main, n), (m, n - main))], axis=1)
-        vals = np.take_along_axis(scores, cand, axis=1)
-        part = np.argpartition(vals, vals.shape[1] - k, axis=1)[:, vals.shape[1] - k:]
-        part = np.take_along_axis(cand, part, axis=1)
-    elif k < n:
-        part = np.argpartition(scores, n - k, axis=1)[:, n - k:]
-    else:
-        part = np.broadcast_to(np.arange(n), scores.shape).copy()
-    vals = np.take_along_axis(scores, part, axis=1)
-    order = np.lexsort((part, -vals), axis=1) if part.shape[0] else part
-    idx = np.take_along_axis(part, order, axis=1)
-    return idx, np.take_along_axis(vals, order, axis=1)
-
-
 # -- dense ---------------------------------------------------------------------------------------
 def dense_batch(doc_vectors: np.ndarray, query_vectors: np.ndarray, params: EdrmqParams = EdrmqParams(),
                 neighbors: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -165,8 +122,6 @@ def dense_batch(doc_vectors: np.ndarray, query_vectors: np.ndarray, params: Edrm
     Q = np.ascontiguousarray(query_vectors, dtype=np.float32)
     s1 = Q @ D.T  # (b, n)
     if neighbors is not None and neighbors.m >= k2:
-        from spar_desktop.core.relations.neighbors import second_stage
-
         qtop, qval = top_k_rows(s1, max(k1, neighbors.m))
         z, v1 = qtop[:, :k1], qval[:, :k1]
         zj, v2, _ = second_stage(D, Q, s1, z, qtop, qval, neighbors, k2, params.exclude_self)
@@ -201,8 +156,6 @@ def accumulate_dense(doc_vectors: np.ndarray, query_vectors: np.ndarray, params:
     if isinstance(neighbors, str):
         neighbors = None
         if params.k1 * m >= 2 * D.shape[0] and D.shape[0] > 64:
-            from spar_desktop.core.relations.neighbors import doc_neighbors
-
             progress(Progress(0, m, "indexing document neighbours"))
             neighbors = doc_neighbors(D, cancel=cancel)
     for start in range(0, m, params.batch_size):
@@ -216,6 +169,8 @@ def accumulate_dense(doc_vectors: np.ndarray, query_vectors: np.ndarray, params:
 
 # -- BM25 ----------------------------------------------------------------------------------------
 def _bm25_top(index: Any, query: str, k: int, exclude: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+    # deferred: retrieval.bm25_index pulls the search stack (retrieval, embedding, chunking: ~0.1 s)
+    # into everything that imports this module, store.py included; a caller holding an index has it
     from spar_desktop.core.retrieval.bm25_index import top_k_positive
 
     scores = index.scores(query)

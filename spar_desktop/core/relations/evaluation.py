@@ -18,16 +18,21 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy import sparse
 
+from spar_desktop.core.documents.extract import extract_text_string
+from spar_desktop.core.documents.types import ChunkerConfig
+from spar_desktop.core.embedding import encoder as embedding_encoder
+from spar_desktop.core.embedding.cache import EmbeddingCache
+from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
+from spar_desktop.core.eval.beir import BeirDoc
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.documents import DocSet, from_cached
+from spar_desktop.core.relations.graph import undirected
 
 Pair = tuple[int, int]
 
 
 def read_jsonl_corpus(path: str | Path) -> list[Any]:
     """A corpus.jsonl (BEIR layout) as BeirDoc records, for collections without qrels."""
-    from spar_desktop.core.eval.beir import BeirDoc
-
     out = []
     with open(path, encoding="utf-8") as fh:
         for line in fh:
@@ -41,18 +46,11 @@ def corpus_docs(records: Sequence[Any], data_dir: str | Path, *, encoder: Any = 
                 with_vectors: bool = True, progress: ProgressCallback = no_progress,
                 cancel: Optional[CancelToken] = None) -> DocSet:
     """DocSet of BEIR records through the same extract → chunk → cache steps as `spar eval`."""
-    from spar_desktop.core.documents.extract import extract_text_string
-    from spar_desktop.core.documents.types import ChunkerConfig
-    from spar_desktop.core.embedding.cache import EmbeddingCache
-    from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
-
     if not with_vectors:
         return DocSet(tuple(r.doc_id for r in records), tuple(r.title for r in records),
                       tuple(r.full_text for r in records))
     if encoder is None:
-        from spar_desktop.core.embedding.encoder import get_encoder
-
-        encoder = get_encoder(device)
+        encoder = embedding_encoder.get_encoder(device)  # looked up per call: tests swap it
     # The same extraction as `spar eval` (core/eval/runner.py), so both share cached vectors.
     def extract(r: Any) -> Any:
         return extract_text_string(r.text, r.title or None)
@@ -90,8 +88,6 @@ def edge_precision(R: sparse.spmatrix, true_pairs: set[Pair], e: Optional[int] =
                    combine: str = "sum") -> dict[str, float]:
     """Precision of the e strongest undirected pairs (default e = number of true pairs); ties at
     the cut are broken by row/column so the figure is reproducible."""
-    from spar_desktop.core.relations.graph import undirected
-
     e = len(true_pairs) if e is None else e
     coo = sparse.triu(undirected(R, combine), k=1).tocoo()
     order = np.lexsort((coo.col, coo.row, -coo.data))[:e]
@@ -110,8 +106,6 @@ def true_pair_hits(R: sparse.spmatrix, true_pairs: set[Pair], e: Optional[int] =
     e = |true pairs| the mean is edge_precision's precision, and methods compared on the same true
     pairs give paired samples: bootstrapping the true pairs yields CIs of each precision and of
     the difference between two methods (the relations one would hope to find, resampled)."""
-    from spar_desktop.core.relations.graph import undirected
-
     e = len(true_pairs) if e is None else e
     coo = sparse.triu(undirected(R, combine), k=1).tocoo()
     order = np.lexsort((coo.col, coo.row, -coo.data))[:e]

@@ -22,10 +22,15 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.documents import subset
+from spar_desktop.core.relations.scope import RelationsError, load_documents, workspace_id
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
+
+# The app's main window imports this module for EXPANSION_LABEL / FROM_CLUSTER: imports inside
+# functions defer scipy (clusters, expansion, the stored build) and the search stack (workspaces
+# engine / manager / search), which the window's start does not otherwise load.
 
 VARIANTS = ("vanilla", "expand", "boost")
 
@@ -67,12 +72,12 @@ class ExpandedResults:
 def expanded_search(library: "Library", workspace: str, query: str, *, variant: str = "expand", k: int = 8,
                     k_v: int = 3, alpha: float = 0.2, depth: int = 50, manager: Any = None,
                     encoder: Any = None) -> ExpandedResults:
+    # deferred: scipy and the search stack (module note)
     from spar_desktop.core.relations.clusters import CoocClusters
-    from spar_desktop.core.relations.documents import subset
     from spar_desktop.core.relations.expansion import cluster_boost, cluster_expand
-    from spar_desktop.core.relations.scope import load_documents, workspace_id
-    from spar_desktop.core.relations.service import load_stored
+    from spar_desktop.core.relations.stored import load_stored
     from spar_desktop.core.workspaces.engine import engine_for
+    from spar_desktop.core.workspaces.manager import Workspaces
 
     if variant not in VARIANTS:
         raise RelationsError(f"unknown variant '{variant}': use one of {', '.join(VARIANTS)}")
@@ -80,8 +85,6 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
     if stored.cluster_labels is None or stored.cooc_vectors is None:
         raise RelationsError("the stored co-occurrence build has no clusters: rebuild it (--method cooc)")
     if manager is None:
-        from spar_desktop.core.workspaces.manager import Workspaces
-
         manager = Workspaces(library, engine_for(library.settings, encoder))
     results = manager.search(workspace, query, k=depth)  # logged like any search
     docs, _ = load_documents(library, workspace_id(library, workspace), encoder=encoder)
@@ -135,7 +138,7 @@ def session_search(library: "Library", workspace: str, query: str, *, k: int = 8
     t0 = time.perf_counter()
     res = expanded_search(library, workspace, query, variant="expand", k=k, k_v=k_v, depth=depth, manager=manager,
                           encoder=encoder)
-    from spar_desktop.core.workspaces.search import WorkspaceHit
+    from spar_desktop.core.workspaces.search import WorkspaceHit  # deferred: the search stack (module note)
 
     best: dict[int, Any] = {}
     for h in res.search.hits:

@@ -13,6 +13,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from spar_desktop.core.relations.clusters import CoocClusters
+from spar_desktop.core.relations.topk import top_k_rows
 
 K_V = 3  # vanilla slots: the retriever's top documents whose clusters are opened
 K = 8  # retrieval budget
@@ -105,7 +106,5 @@ def cluster_boost(ranked: Sequence[int], query_vector: np.ndarray, doc_vectors: 
 
 def dense_ranking(query_vector: np.ndarray, doc_vectors: np.ndarray, depth: int = 100) -> list[int]:
     """Vanilla cosine ranking of document rows (the baseline both functions are compared with)."""
-    from spar_desktop.core.relations.edrmq import top_k_rows
-
     s = (doc_vectors @ np.asarray(query_vector, dtype=np.float32))[None, :]
     return top_k_rows(s, depth)[0][0].tolist()

@@ -21,6 +21,9 @@ import numpy as np
 from scipy import sparse
 
 from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.payload import palette
+
+# networkx (~0.3 s to import) is imported only by the functions that build, analyse or write a graph.
 
 FORMATS = ("gexf", "graphml")
 COMMUNITY_SEED = 42
@@ -100,15 +103,6 @@ def set_positions(G: Any, positions: Mapping[Any, tuple[float, float]]) -> None:
     for node, (x, y) in positions.items():
         G.nodes[node]["x"] = float(x)
         G.nodes[node]["y"] = float(y)
-
-
-def palette(k: int) -> tuple[int, int, int]:
-    """A stable, distinguishable colour per category (golden-angle hues)."""
-    import colorsys
-
-    h = (k * 0.618033988749895) % 1.0
-    r, g, b = colorsys.hsv_to_rgb(h, 0.65, 0.9)
-    return int(r * 255), int(g * 255), int(b * 255)
 
 
 def xml_safe(value: Any) -> Any:

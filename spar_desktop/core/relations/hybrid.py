@@ -30,8 +30,9 @@ import numpy as np
 from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
-from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, softmax_rows, top_k_rows
+from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator
 from spar_desktop.core.relations.tfidf import tfidf_vectorizer
+from spar_desktop.core.relations.topk import softmax_rows, top_k_rows
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from spar_desktop.core.progress import CancelToken, check
+from spar_desktop.core.relations.topk import top_k_rows
 
 M = 32  # neighbours per document / query candidates
 
@@ -36,8 +37,6 @@ class DocNeighbors:
 
 def doc_neighbors(vectors: np.ndarray, m: int = M, block: int = 1024,
                   cancel: Optional[CancelToken] = None) -> DocNeighbors:
-    from spar_desktop.core.relations.edrmq import top_k_rows
-
     D = np.ascontiguousarray(vectors, dtype=np.float32)
     n = D.shape[0]
     m = max(0, min(m, n - 1))
@@ -56,8 +55,6 @@ def second_stage(D: np.ndarray, Q: np.ndarray, s1: np.ndarray, z: np.ndarray, qt
                  nbrs: DocNeighbors, k2: int, exclude_self: bool) -> tuple[np.ndarray, np.ndarray, int]:
     """(zj, unnormalised scores) of shape (b·k1, k2), best first, and how many rows needed the
     full scan. ``qtop``/``qval``: each query's best first-stage documents/scores (≥ k1 of them)."""
-    from spar_desktop.core.relations.edrmq import top_k_rows
-
     n = D.shape[0]
     b, k1 = z.shape
     mq = qtop.shape[1]

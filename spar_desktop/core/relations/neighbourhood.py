@@ -14,9 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
+from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
+from spar_desktop.core.relations.graph import set_positions
+from spar_desktop.core.relations.layout import forceatlas2, layout_graph
 from spar_desktop.core.relations.payload import GraphPayload, make_payload
+from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.stored import relations_graph, resolve_file
 
 MAX_HOPS = 3
 LAYOUT_ITERATIONS = 60  # from the whole layout's positions: enough to untangle a subgraph
@@ -33,8 +38,6 @@ class Neighbourhood:
 def hop_distances(n: int, edges: np.ndarray, start: int, hops: int) -> np.ndarray:
     """(n,) number of relations between ``start`` and each node, -1 beyond ``hops`` (a
     breadth-first search as sparse matrix-vector products, one per hop)."""
-    from scipy import sparse
-
     if not 0 <= start < n:
         raise IndexError(f"node row {start} is not in a graph of {n} nodes")
     if hops < 0:
@@ -87,8 +90,6 @@ def neighbourhood(payload: GraphPayload, row: int, hops: int, *, layout: bool = 
     check(cancel)
     sub = subgraph_payload(payload, rows)
     if layout and sub.n_nodes > 1:
-        from spar_desktop.core.relations.layout import forceatlas2
-
         P = forceatlas2(sub.n_nodes, sub.edges, sub.weights, iterations=iterations,
                         initial=sub.positions.astype(np.float64), progress=progress, cancel=cancel)
         sub = subgraph_payload(payload, rows, P)
@@ -119,11 +120,6 @@ def stored_neighbourhood_graph(library: Any, ref: str, hops: int, *, workspace: 
     """The networkx graph of the stored relations around the file ``ref`` (an id or a path),
     with communities from the whole graph and a layout of its own (what `spar relations export
     --around FILE --hops K` writes)."""
-    from spar_desktop.core.relations.graph import set_positions
-    from spar_desktop.core.relations.layout import layout_graph
-    from spar_desktop.core.relations.scope import RelationsError
-    from spar_desktop.core.relations.service import relations_graph, resolve_file
-
     fid, path, _ = resolve_file(library, ref)
     G = relations_graph(library, workspace, method, top_per_node=top_per_node, layout=False, cancel=cancel)
     if str(fid) not in G:

@@ -6,6 +6,7 @@ holds. Colours are precomputed per grouping (community, cluster, tag) so the wid
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence
@@ -50,9 +51,14 @@ class GraphPayload:
         return np.unique(np.concatenate([e[e[:, 0] == row, 1], e[e[:, 1] == row, 0]]))
 
 
-def category_colors(codes: np.ndarray) -> np.ndarray:
-    from spar_desktop.core.relations.graph import palette
+def palette(k: int) -> tuple[int, int, int]:
+    """A stable, distinguishable colour per category (golden-angle hues)."""
+    h = (k * 0.618033988749895) % 1.0
+    r, g, b = colorsys.hsv_to_rgb(h, 0.65, 0.9)
+    return int(r * 255), int(g * 255), int(b * 255)
 
+
+def category_colors(codes: np.ndarray) -> np.ndarray:
     table = np.array([palette(k) for k in range(int(codes.max()) + 1 if codes.size else 0)] or [(128, 128, 128)],
                      dtype=np.uint8)
     out = table[np.clip(codes, 0, None)] if codes.size else np.zeros((0, 3), np.uint8)

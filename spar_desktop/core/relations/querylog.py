@@ -11,6 +11,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Iterable, Optional, Sequence
 
+from sqlalchemy import select
+
+from spar_desktop.core.workspaces.models import QueryLogEntry
+
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
 
@@ -47,10 +51,6 @@ def read_query_log(library: "Library", workspace_id: Optional[int] = None, after
                    sources: Optional[Sequence[str]] = None) -> list[LoggedQuery]:
     """Log entries (oldest first) of one workspace, or of all when ``workspace_id`` is None;
     ``after_id`` reads only entries newer than a previous build (incremental updates)."""
-    from sqlalchemy import select
-
-    from spar_desktop.core.workspaces.models import QueryLogEntry
-
     stmt = select(QueryLogEntry).where(QueryLogEntry.id > after_id).order_by(QueryLogEntry.id)
     if workspace_id is not None:
         stmt = stmt.where(QueryLogEntry.workspace_id == workspace_id)

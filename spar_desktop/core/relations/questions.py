@@ -14,6 +14,7 @@ import json
 import re
 from typing import Any, Optional
 
+from spar_desktop.core.chat.client import Ollama
 from spar_desktop.core.relations.synthetic import QuestionFn
 
 PROMPT = ("Write {n} short, specific questions that the document below answers, as a user searching a file "
@@ -36,8 +37,6 @@ def parse_questions(reply: str, limit: int = 3) -> list[str]:
 
 def ollama_question_fn(settings: Any, per_doc: int = 3, client: Any = None) -> Optional[QuestionFn]:
     """A QuestionFn backed by Ollama (host and model from the settings), or None if unreachable."""
-    from spar_desktop.core.chat.client import Ollama
-
     ollama = client or Ollama.from_settings(settings)
     if not asyncio.run(ollama.is_reachable()):
         return None

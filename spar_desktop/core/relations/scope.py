@@ -11,11 +11,22 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
+from sqlalchemy import select
+
+from spar_desktop.core.documents.errors import ExtractionError
+from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag
+from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations.documents import DocSet, from_cached
+from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.models import WorkspaceFile, WorkspaceFileState
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
+
+# The app's main window imports this module (RelationsError, scope_key): imports inside functions
+# defer the search stack (workspaces.manager / engine, embedding, extraction: 0.1-0.3 s), which
+# the window's start does not otherwise load. Each says so.
 
 SCOPE_INDEX = "index"
 
@@ -43,8 +54,7 @@ def scope_key(workspace_id: Optional[int]) -> str:
 def workspace_id(library: "Library", workspace: Optional[str]) -> Optional[int]:
     if workspace is None:
         return None
-    from spar_desktop.core.workspaces.errors import WorkspaceError
-    from spar_desktop.core.workspaces.manager import Workspaces
+    from spar_desktop.core.workspaces.manager import Workspaces  # deferred: the search stack (module note)
 
     try:
         return Workspaces(library).get(workspace).id
@@ -54,12 +64,6 @@ def workspace_id(library: "Library", workspace: Optional[str]) -> Optional[int]:
 
 def scope_files(library: "Library", ws_id: Optional[int]) -> list[ScopeFile]:
     """Readable files of the scope (path order), with the metadata the graph shows."""
-    from sqlalchemy import select
-
-    from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag
-    from spar_desktop.core.library.paths import os_path
-    from spar_desktop.core.workspaces.models import WorkspaceFile, WorkspaceFileState
-
     with library.session() as s:
         stmt = select(File).where(File.status == FileStatus.OK, File.content_hash.is_not(None))
         if ws_id is not None:
@@ -98,6 +102,7 @@ def load_documents(library: "Library", ws_id: Optional[int], *, need_vectors: bo
     notes: list[str] = []
     if not need_vectors:
         return _texts_only(files, notes, progress, cancel), notes
+    # deferred: extraction, the embedding pipeline and the search engine (module note)
     from spar_desktop.core.documents.extract import extract
     from spar_desktop.core.embedding.pipeline import embed_documents
     from spar_desktop.core.workspaces.engine import chunker_config, engine_for
@@ -124,8 +129,7 @@ def load_documents(library: "Library", ws_id: Optional[int], *, need_vectors: bo
 
 def _texts_only(files: list[ScopeFile], notes: list[str], progress: ProgressCallback,
                 cancel: Optional[CancelToken]) -> DocSet:
-    from spar_desktop.core.documents.errors import ExtractionError
-    from spar_desktop.core.documents.extract import extract
+    from spar_desktop.core.documents.extract import extract  # deferred: the extractors (module note)
 
     ids, titles, texts, metas, failed = [], [], [], [], 0
     for i, f in enumerate(files):

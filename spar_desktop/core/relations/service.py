@@ -1,54 +1,37 @@
 """Relations for the app and the CLI: build (edrmq | tfidf | cooc), related files, the graph.
 
 Every function takes the Library, a scope (a workspace name or the whole index), and progress /
-cancel, and returns immutable values, so the UI runs them in its worker pool unchanged.
+cancel, and returns immutable values, so the UI runs them in its worker pool unchanged. The top
+of the package: building is in build.py, reading a stored build in stored.py; their public names
+are importable from here.
 """
 
 from __future__ import annotations
 
-import json
-import time
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
+from sqlalchemy import select
 
-from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
-from spar_desktop.core.relations import store
-from spar_desktop.core.relations.documents import DocSet
-from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense
-from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
-from spar_desktop.core.relations.incremental import Accumulate, scope_fingerprints, update_edrmq
-from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
-from spar_desktop.core.relations.scope import RelationsError, load_documents, scope_key, workspace_id
-from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
+from spar_desktop.core.library.models import File
+from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.relations.build import (  # noqa: F401  (re-exported)
+    DEFAULT_RETRIEVER, METHODS, RETRIEVERS, BuildReport, build_relations, edrmq_accumulator, read_queries_file,
+    retriever_uses_vectors,
+)
+from spar_desktop.core.relations.graph import export_graph, undirected
+from spar_desktop.core.relations.payload import payload_from_graph
+from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.stored import (  # noqa: F401  (re-exported)
+    COMBINE, load_stored, relations_graph, resolve_file,
+)
+from spar_desktop.core.relations.synthetic import QuestionFn
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
-
-METHODS = store.METHODS
-COMBINE = {"edrmq": "sum", "tfidf": "max", "cooc": "max"}  # see graph.undirected
-RETRIEVERS = ("hybrid", "dense", "bm25")
-DEFAULT_RETRIEVER = "hybrid"  # beats the TF-IDF graph on newsgroups where dense alone lost (relations.md)
-
-
-@dataclass(frozen=True)
-class BuildReport:
-    method: str
-    scope: str
-    documents: int
-    queries: dict[str, int]  # by source: log, file, title, sentence, question
-    pairs: int  # non-zero entries of R
-    seconds: float
-    path: str
-    incremental: bool = False
-    notes: tuple[str, ...] = ()
-    clusters: Optional[int] = None
-    changes: Optional[dict] = None  # EDR-MQ update: files added / changed / removed since the last build
-
-    def to_json(self) -> dict:
-        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -59,225 +42,9 @@ class RelatedFile:
     weight: float
 
 
-def read_queries_file(path: str | Path) -> list[str]:
-    """One query per line, or JSON lines with a 'text' / 'query' field (a BEIR queries.jsonl)."""
-    p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise RelationsError(f"cannot read queries file {p}: {exc.strerror or exc}") from exc
-    out = []
-    for lineno, line in enumerate(raw.splitlines(), 1):
-        line = line.strip()
-        if not line:
-            continue
-        if line.startswith("{"):
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise RelationsError(f"{p}:{lineno}: not valid JSON ({exc.msg})") from exc
-            line = str(rec.get("text") or rec.get("query") or "").strip()
-        if line:
-            out.append(line)
-    if not out:
-        raise RelationsError(f"{p} holds no queries")
-    return out
-
-
-def _encode(encoder: Any, texts: Sequence[str], progress: ProgressCallback, cancel: Optional[CancelToken]) -> np.ndarray:
-    def relay(p: Progress) -> None:
-        progress(Progress(p.done, p.total, f"embedding queries {p.done}/{p.total}"))
-
-    return encoder.encode(list(texts), batch_size=128, progress=relay, cancel=cancel)
-
-
-def build_relations(library: "Library", *, workspace: Optional[str] = None, method: str = "edrmq",
-                    queries: Sequence[str] = (), question_fn: Optional[QuestionFn] = None, synthetic: bool = True,
-                    retriever: str = DEFAULT_RETRIEVER, params: EdrmqParams = EdrmqParams(), incremental: bool = True,
-                    encoder: Any = None, progress: ProgressCallback = no_progress,
-                    cancel: Optional[CancelToken] = None) -> BuildReport:
-    """Build (or update) and store the relations of a scope. EDR-MQ updates incrementally when a
-    previous build with the same model and parameters exists: removed files leave the stored sum,
-    changed files are reset, and only queries logged since, the queries passed in, and synthetic
-    queries of new and changed documents are run (earlier queries are not re-run against new
-    documents: see incremental.py; pass incremental=False to recompute everything)."""
-    if method not in METHODS:
-        raise RelationsError(f"unknown method '{method}': use one of {', '.join(METHODS)}")
-    edrmq_accumulator(retriever, params)  # an unknown retriever fails here, before any work
-    started = time.perf_counter()
-    ws_id = workspace_id(library, workspace)
-    scope = scope_key(ws_id)
-    need_vectors = method == "cooc" or (method == "edrmq" and retriever_uses_vectors(retriever, params))
-    # Read before the documents: a file changing in between is then seen as changed next time.
-    fingerprints = scope_fingerprints(library, ws_id)
-    docs, notes = load_documents(library, ws_id, need_vectors=need_vectors, encoder=encoder, progress=progress,
-                                 cancel=cancel)
-    out_dir = store.relations_dir(library.settings.data_dir, scope, method)
-    enc = None
-    if need_vectors:
-        from spar_desktop.core.workspaces.engine import engine_for
-
-        enc = engine_for(library.settings, encoder).encoder
-    changes = None
-    if method == "tfidf":
-        from spar_desktop.core.relations.tfidf import tfidf_top_k
-
-        R = tfidf_top_k(docs.texts, progress=progress, cancel=cancel)
-        stored = store.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                       {"top_k": 25})
-        counts: dict[str, int] = {}
-    elif method == "cooc":
-        stored, counts = _build_cooc(library, docs, ws_id, scope, enc, question_fn, progress, cancel)
-    else:
-        stored, counts, incremental, changes = _build_edrmq(library, docs, ws_id, scope, out_dir, enc, queries,
-                                                            question_fn, synthetic, retriever, params, incremental,
-                                                            fingerprints, progress, cancel)
-    check(cancel)
-    stored.fingerprints = fingerprints
-    store.save(out_dir, stored)
-    R = stored.acc.total
-    return BuildReport(method, scope, len(stored.ids), counts, int(R.nnz), round(time.perf_counter() - started, 2),
-                       str(out_dir), incremental and method == "edrmq", tuple(notes),
-                       int(stored.cluster_labels.max()) + 1 if stored.cluster_labels is not None and len(stored.ids) else None,
-                       changes)
-
-
-def retriever_uses_vectors(retriever: str, params: EdrmqParams) -> bool:
-    return retriever == "dense" or (retriever == "hybrid" and params.alpha > 0)
-
-
-def edrmq_accumulator(retriever: str, params: EdrmqParams, encoder: Any = None) -> Accumulate:
-    """The one place EDR-MQ's retriever is chosen: full builds and incremental updates both run
-    their queries through what this returns, so another retriever slots in here."""
-    def dense(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-              cancel: Optional[CancelToken]) -> None:
-        accumulate_dense(docs.vectors, _encode(encoder, texts, progress, cancel), params, acc, progress, cancel)
-
-    def hybrid(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-               cancel: Optional[CancelToken]) -> None:
-        lex = LexicalIndex.fit(docs.texts)  # IDF of the scope as it is now (an update refits)
-        vectors = _encode(encoder, texts, progress, cancel) if params.alpha > 0 else None
-        accumulate_hybrid(lex, texts, params, params.alpha, docs.vectors, vectors, acc, progress, cancel)
-
-    def bm25(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-             cancel: Optional[CancelToken]) -> None:
-        from spar_desktop.core.retrieval.bm25_index import BM25Index
-
-        index = BM25Index().build(list(docs.texts), list(docs.ids), cancel)
-        accumulate_bm25(index, docs.texts, texts, params, acc, progress, cancel)
-
-    if retriever not in RETRIEVERS:
-        raise RelationsError(f"retriever must be one of {', '.join(RETRIEVERS)}")
-    if not 0.0 <= params.alpha <= 1.0:
-        raise RelationsError("the dense weight (alpha) must be between 0 and 1")
-    return {"dense": dense, "hybrid": hybrid, "bm25": bm25}[retriever]
-
-
-def _build_edrmq(library, docs: DocSet, ws_id, scope, out_dir, enc, queries, question_fn, synthetic, retriever,
-                 params: EdrmqParams, incremental: bool, fingerprints, progress, cancel):
-    param_key = {**params.to_json(), "retriever": retriever}
-    param_key.pop("batch_size", None)  # batching changes nothing in the result
-    prev = None
-    if incremental:
-        try:
-            prev = store.load(out_dir)
-        except store.RelationsStoreError:
-            prev = None
-    model_id = docs.model_id if retriever_uses_vectors(retriever, params) else None
-    if prev is not None and (prev.model_id != model_id or prev.params != param_key):
-        prev = None  # another model or other parameters: start over
-    after = prev.last_log_id if prev is not None else 0
-    log_entries = read_query_log(library, ws_id, after_id=after)
-    texts: list[tuple[str, str]] = [(q, "log") for q in query_texts(log_entries)]
-    texts += [(q, "file") for q in queries]
-    up = update_edrmq(docs, edrmq_accumulator(retriever, params, enc), prev=prev, fingerprints=fingerprints,
-                      queries=texts, synthetic=synthetic, question_fn=question_fn, progress=progress, cancel=cancel)
-    last = max([e.log_id for e in log_entries], default=after)
-    stats: dict[str, Any] = {"queries": up.counts, "synthetic": synthetic}
-    if prev is not None:  # how far the stored sum is from an exact rebuild (shown, not used)
-        stats["updates_since_full_build"] = int(prev.stats.get("updates_since_full_build", 0)) + 1
-        stats["last_update"] = {**up.changes.to_json(), "fresh_documents": up.fresh}
-    stored = store.StoredRelations("edrmq", scope, up.ids, up.acc, param_key, model_id, last, stats=stats)
-    return stored, up.counts, up.incremental, (up.changes.to_json() if up.incremental else None)
-
-
-def _build_cooc(library, docs: DocSet, ws_id, scope, enc, question_fn, progress, cancel):
-    from spar_desktop.core.relations.clusters import cluster_sequences
-    from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors, question_sequences
-    from spar_desktop.core.relations.edrmq import top_k_rows
-
-    index = docs.index()
-    sessions = group_sessions(read_query_log(library, ws_id))
-    real = [[index[str(f)] for f in seq if str(f) in index] for seq in session_sequences(sessions)]
-    neighbors = nearest_neighbors(docs.vectors, 10, cancel=cancel)
-    # Question-driven paths: each document's most salient sentence (plus generated questions when
-    # a hook is given) retrieves its neighbours, starting from the document it came from.
-    sq = [q for q in synthetic_queries(docs.titles, docs.texts, per_doc=1, use_titles=False, question_fn=question_fn,
-                                       progress=progress, cancel=cancel)]
-    questions: list[list[int]] = []
-    if sq:
-        V = _encode(enc, [q.text for q in sq], progress, cancel)
-        retrieved = np.vstack([top_k_rows(V[i:i + 1024] @ docs.vectors.T, 4)[0] for i in range(0, len(V), 1024)])
-        questions = question_sequences([q.doc_index for q in sq], retrieved, 3)
-    seqs = build_sequences(len(docs), real=real, neighbors=neighbors, questions=questions, progress=progress,
-                           cancel=cancel)
-    clusters = cluster_sequences(seqs, len(docs), progress=progress, cancel=cancel)
-    R = clusters.relation_matrix()
-    counts = {"sessions": len(real), "walks": len(docs), "questions": len(questions), "sequences": len(seqs)}
-    stored = store.StoredRelations("cooc", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                   {"dim": 100, "window": 2, "negative": 10, "epochs": 30, "seed": 42},
-                                   docs.model_id, stats={"sequences": counts},
-                                   cluster_labels=clusters.labels, cooc_vectors=clusters.embeddings)
-    return stored, counts
-
-
-# -- reading ---------------------------------------------------------------------------------------
-def load_stored(library: "Library", workspace: Optional[str] = None, method: Optional[str] = None) -> store.StoredRelations:
-    ws_id = workspace_id(library, workspace)
-    scope = scope_key(ws_id)
-    data_dir = library.settings.data_dir
-    if method is None:
-        have = store.available(data_dir, scope)
-        if not have:
-            raise RelationsError(f"no relations built for {'this workspace' if ws_id else 'the index'} yet: "
-                                 "run `spar relations build` first")
-        method = have[0][0]
-    try:
-        return store.load(store.relations_dir(data_dir, scope, method))
-    except store.RelationsStoreError as exc:
-        raise RelationsError(f"no '{method}' relations for {'this workspace' if ws_id else 'the index'}: "
-                             f"run `spar relations build --method {method}` ({exc})") from exc
-
-
-def resolve_file(library: "Library", ref: str) -> tuple[int, str, str]:
-    """(file id, path, title) of a file given by id or path (relative paths resolve from cwd)."""
-    import os
-
-    from sqlalchemy import select
-
-    from spar_desktop.core.library.models import File
-
-    with library.session() as s:
-        f = None
-        if ref.isdigit():
-            f = s.get(File, int(ref))
-        if f is None:
-            f = s.scalar(select(File).where(File.path == os.path.abspath(os.path.expanduser(ref))))
-        if f is None:
-            f = s.scalar(select(File).where(File.path == ref))
-        if f is None:
-            raise RelationsError(f"'{ref}' is not a file in the index")
-        return f.id, f.path, f.title or os.path.basename(f.path)
-
-
 def related_files(library: "Library", ref: str, k: int = 10, workspace: Optional[str] = None,
                   method: Optional[str] = None) -> tuple[str, list[RelatedFile]]:
     """(method used, the k files most related to ``ref``), strongest first."""
-    from sqlalchemy import select
-
-    from spar_desktop.core.library.models import File
-    from spar_desktop.core.relations.graph import undirected
-
     fid, path, _ = resolve_file(library, ref)
     stored = load_stored(library, workspace, method)
     try:
@@ -290,60 +57,12 @@ def related_files(library: "Library", ref: str, k: int = 10, workspace: Optional
     picks = [(int(stored.ids[r.indices[i]]), float(r.data[i])) for i in order]
     with library.session() as s:
         files = {f.id: f for f in s.scalars(select(File).where(File.id.in_([p[0] for p in picks])))} if picks else {}
-    import os
-
     out = [RelatedFile(i, files[i].path, files[i].title or os.path.basename(files[i].path), w)
            for i, w in picks if i in files]
     return stored.method, out
 
 
-def relations_graph(library: "Library", workspace: Optional[str] = None, method: Optional[str] = None, *,
-                    top_per_node: Optional[int] = 10, layout: bool = True, iterations: int = 100,
-                    progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> Any:
-    """networkx graph of the stored relations with metadata, clusters (from a cooc build of the
-    same scope, when there is one), Louvain communities and, optionally, a ForceAtlas2 layout."""
-    from spar_desktop.core.relations.graph import add_communities, build_graph, edge_list, set_positions
-    from spar_desktop.core.relations.layout import layout_graph
-    from spar_desktop.core.relations.scope import scope_files
-
-    stored = load_stored(library, workspace, method)
-    ws_id = workspace_id(library, workspace)
-    files = {str(f.file_id): f for f in scope_files(library, ws_id)}
-    keep = [i for i, d in enumerate(stored.ids) if d in files]  # files deleted since the build drop out
-    R = stored.matrix()[keep][:, keep]
-    ids = [stored.ids[i] for i in keep]
-    import os
-
-    docs = DocSet(tuple(ids), tuple(files[d].title or os.path.basename(files[d].path) for d in ids),
-                  tuple("" for _ in ids), None,
-                  tuple({"path": files[d].path, "folder": files[d].folder, "tags": files[d].tags,
-                         "file_id": files[d].file_id} for d in ids))
-    clusters = _cluster_labels(library, stored, ids)
-    edges, weights = edge_list(R, top_per_node, combine=COMBINE[stored.method])
-    G = build_graph(docs, edges, weights, clusters=clusters, method=stored.method)
-    check(cancel)
-    add_communities(G)
-    if layout:
-        set_positions(G, layout_graph(G, iterations=iterations, progress=progress, cancel=cancel))
-    return G
-
-
-def _cluster_labels(library, stored: store.StoredRelations, ids: list[str]) -> Optional[list[int]]:
-    source = stored
-    if stored.cluster_labels is None:
-        try:
-            source = store.load(store.relations_dir(library.settings.data_dir, stored.scope, "cooc"))
-        except store.RelationsStoreError:
-            return None
-        if source.cluster_labels is None:
-            return None
-    where = {d: int(c) for d, c in zip(source.ids, source.cluster_labels)}
-    return [where.get(d, -1) for d in ids]
-
-
 def export_relations(library: "Library", out: str | Path, fmt: Optional[str] = None, **kwargs: Any) -> Path:
-    from spar_desktop.core.relations.graph import export_graph
-
     return export_graph(relations_graph(library, **kwargs), out, fmt)
 
 
@@ -353,8 +72,6 @@ def graph_payload(library: "Library", workspace: Optional[str] = None, method: O
                   **kwargs: Any) -> Any:
     """The GraphPayload the graph view draws, building the method's relations first when none
     are stored (and ``build_missing``). Slow (build, layout): call it in a worker."""
-    from spar_desktop.core.relations.payload import payload_from_graph
-
     if build_missing and method is not None:
         try:
             load_stored(library, workspace, method)

@@ -18,6 +18,8 @@ import numpy as np
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
+# scikit-learn (~1 s to import) is imported only by salient_sentences, the one function using it.
+
 log = logging.getLogger(__name__)
 
 # (title, text) -> questions about the document; may raise or return [] (e.g. no LLM reachable).
