@@ -332,7 +332,7 @@ class GraphView(QWidget):
         elif passing > in_view:
             parts.append(f" ({passing - in_view:,} more outside the view)")
         if p.method:
-            parts.append(f" — {p.method}")
+            parts.append(f" — {dict(METHODS).get(p.method, p.method)}")
         if self.selected is not None:
             parts.append(f" — selected: {p.labels[self.selected]}")
         self.status.setText("".join(parts))
