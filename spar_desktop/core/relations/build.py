@@ -14,7 +14,6 @@ import numpy as np
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations import store
-from spar_desktop.core.relations.updates import Accumulate, scope_fingerprints, update_edrmq
 from spar_desktop.core.relations.clusters import cluster_sequences
 from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors, question_sequences
 from spar_desktop.core.relations.documents import DocSet
@@ -25,6 +24,7 @@ from spar_desktop.core.relations.scope import RelationsError, load_documents, sc
 from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
 from spar_desktop.core.relations.tfidf import tfidf_top_k
 from spar_desktop.core.relations.topk import top_k_rows
+from spar_desktop.core.relations.updates import Accumulate, scope_fingerprints, update_edrmq
 from spar_desktop.core.retrieval.bm25_index import BM25Index
 from spar_desktop.core.workspaces.engine import engine_for
 

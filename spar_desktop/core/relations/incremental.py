@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any, Optional
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations import store
 from spar_desktop.core.relations.build import BuildReport, build_relations
+from spar_desktop.core.relations.edrmq import EdrmqParams
+from spar_desktop.core.relations.scope import scope_key, workspace_id
+from spar_desktop.core.relations.synthetic import QuestionFn
 from spar_desktop.core.relations.updates import (  # noqa: F401  (re-exported)
     CONTEXT_DOCS, Accumulate, DocChanges, EdrmqUpdate, diff, fresh_queries, pending_changes, realign,
     scope_fingerprints, update_edrmq,
 )
-from spar_desktop.core.relations.edrmq import EdrmqParams
-from spar_desktop.core.relations.scope import scope_key, workspace_id
-from spar_desktop.core.relations.synthetic import QuestionFn
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
