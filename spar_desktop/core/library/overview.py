@@ -257,3 +257,12 @@ def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool] = 
     files = load_files(library, flt, sort, cancel=cancel)
     check(cancel)
     return LibraryState(summary, tags, files, load_issues(library))
+
+
+def readable_files(library: Library, fmt: str, min_pages: int = 0, limit: Optional[int] = None) -> list[tuple[int, str]]:
+    """(file id, path) of readable files of one format, by path; ``min_pages`` for paged formats."""
+    query = select(File.id, File.path).where(File.format == fmt, File.status == FileStatus.OK)
+    if min_pages:
+        query = query.where(File.page_count >= min_pages)
+    with library.session() as s:
+        return [(int(i), str(p)) for i, p in s.execute(query.order_by(File.path).limit(limit)).all()]

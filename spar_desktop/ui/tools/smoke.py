@@ -22,7 +22,7 @@ from typing import Awaitable, Callable, Optional
 import numpy as np
 from PySide6.QtWidgets import QWidget
 
-from spar_desktop.core.library.models import File, FileStatus
+from spar_desktop.core.library.overview import readable_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.ui.base.tasks import TaskHandle, TaskState
 
@@ -79,14 +79,10 @@ class SmokeStep:
 def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken) -> Optional[tuple[int, str, str]]:
     """(file id, path, a phrase from page 2) of an indexed PDF with at least two pages."""
     import pymupdf
-    from sqlalchemy import select
 
     from spar_desktop.ui.viewer.ops import PDF_LOCK
 
-    with library.session() as s:
-        rows = s.execute(select(File.id, File.path).where(File.format == "pdf", File.status == FileStatus.OK,
-                                                          File.page_count >= 2).order_by(File.path)).all()
-    for file_id, path in rows:
+    for file_id, path in readable_files(library, "pdf", min_pages=2):
         with PDF_LOCK, pymupdf.open(path) as doc:
             words = doc[1].get_text("words")
         lines: dict[tuple[int, int], list[str]] = {}
@@ -101,12 +97,8 @@ def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken)
 
 
 def find_text_file(library, progress: ProgressCallback, cancel: CancelToken) -> Optional[tuple[int, str]]:
-    from sqlalchemy import select
-
-    with library.session() as s:
-        row = s.execute(select(File.id, File.path).where(File.format == "md", File.status == FileStatus.OK)
-                        .order_by(File.path).limit(1)).first()
-    return (row[0], row[1]) if row else None
+    rows = readable_files(library, "md", limit=1)
+    return rows[0] if rows else None
 
 
 # ---------------------------------------------------------------------------- steps

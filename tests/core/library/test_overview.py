@@ -70,3 +70,10 @@ def test_real_errors_are_loaded_first_when_the_issue_list_is_capped(library, sha
     issues = overview.load_issues(library, limit=10)
     assert issues.total == 31 and len(issues.rows) == 10
     assert issues.rows[0].path.endswith("zz-broken.pdf")
+
+
+def test_readable_files_of_a_format_by_path(library, share, indexed):
+    md = overview.readable_files(library, "md")
+    assert [p.rsplit("/", 1)[-1] for _, p in md] == ["b.md", "c.md"]
+    assert overview.readable_files(library, "md", limit=1) == md[:1]
+    assert overview.readable_files(library, "md", min_pages=2) == []  # text files have no pages
