@@ -88,7 +88,7 @@ def test_relations_tab_builds_selects_files_and_switches_method(qtbot, indexed_w
     assert w.runner.is_running("relations-graph")
     wait_graph(qtbot, w, "edrmq", BUILD_TIMEOUT_MS)
     q = view.payload
-    assert q.n_nodes == 12 and q.n_edges > 0 and "edrmq" in view.status.text()
+    assert q.n_nodes == 12 and q.n_edges > 0 and "EDR-MQ (words + meaning)" in view.status.text()
     # k2 = 5 forces links beyond a 4-document topic, but the strongest relations stay within one:
     # the 18 strongest edges (3 topics × 6 pairs) are mostly same-topic pairs
     strongest = q.edges[(-q.weights).argsort(kind="stable")[:18]].tolist()
@@ -116,7 +116,7 @@ def test_rebuild_and_co_occurrence_clusters(qtbot, indexed_window):
     assert w.runner.is_running("relations-graph")
     qtbot.waitUntil(lambda: not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
     assert meta.stat().st_mtime_ns > before
-    assert view.payload is not None and view.payload.n_nodes == 12 and "tfidf" in view.status.text()
+    assert view.payload is not None and view.payload.n_nodes == 12 and "TF-IDF" in view.status.text()
     # co-occurrence: every edge joins two documents of one cluster; colour by cluster
     view.method.setCurrentIndex(view.method.findData("cooc"))
     wait_graph(qtbot, w, "cooc", BUILD_TIMEOUT_MS)
