@@ -1,8 +1,5 @@
 """One-shot Ollama tasks besides chat answers (``LLMHelpers``), each with a clean fallback:
 
-- ``llm_keywords(text)``: the keyword step of workspace requests (``parse_request``'s
-  ``llm_keywords`` callback). Raises ChatError on any failure: ``parse_request`` then uses its
-  rules and tells the user.
 - ``context_fn(doc_excerpt, chunk_text)``: contextual chunk enhancement (documents.contextual's
   ``ContextFn``). Raises on failure: ``contextualize`` then keeps all chunks plain.
 - ``rerank(query, passages)``: listwise reranking; the model returns a JSON permutation. Never
@@ -21,19 +18,12 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
-from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
+from spar_desktop.core.chat.client import ChatError, Ollama
 from spar_desktop.core.config import Settings
 from spar_desktop.core.llm_reply import json_in_reply
 
 T = TypeVar("T")
-MAX_KEYWORDS = 12
 RERANK_PASSAGE_CHARS = 600  # listwise prompts hold every candidate: keep each one short
-
-KEYWORDS_PROMPT = """Extract the search keywords from this request for files. Return JSON: {{"keywords": [...]}}.
-Keywords are the subjects, names, projects and document kinds the files are about (e.g. "incident reports",
-"project Falcon", "patient A"). Leave out dates, file formats, authors and filler words.
-
-Request: {text}"""
 
 CONTEXT_PROMPT = """<document>
 {doc}
@@ -118,26 +108,6 @@ class LLMHelpers:
     @classmethod
     def from_settings(cls, settings: Optional[Settings], model: Optional[str] = None, **kw: Any) -> "LLMHelpers":
         return cls(Ollama.from_settings(settings, model, **kw))
-
-    # -- request keywords ------------------------------------------------------------------
-    async def allm_keywords(self, text: str) -> list[str]:
-        reply = await self.ollama.generate(KEYWORDS_PROMPT.format(text=text), json_format=True,
-                                           options={"temperature": 0})
-        try:
-            data = json_in_reply(reply)
-        except (json.JSONDecodeError, ValueError):
-            raise ChatError("the model's keywords were not JSON", ErrorKind.PROTOCOL) from None
-        items = data.get("keywords") if isinstance(data, dict) else data
-        if not isinstance(items, list):
-            raise ChatError("the model returned no keyword list", ErrorKind.PROTOCOL)
-        out: list[str] = []
-        for k in items:
-            if isinstance(k, str) and k.strip() and k.strip().lower() not in (o.lower() for o in out):
-                out.append(" ".join(k.split())[:80])
-        return out[:MAX_KEYWORDS]
-
-    def llm_keywords(self, text: str) -> list[str]:
-        return run_sync(self.allm_keywords(text))
 
     # -- contextual chunks ------------------------------------------------------------------
     async def acontext(self, doc_excerpt: str, chunk_text: str) -> str:

@@ -253,26 +253,3 @@ class ThreadStore:
             mark_opened(self, log_id, cite.file_id)
         return cite
 
-    def feedback_records(self, workspace: WorkspaceRef) -> list[dict]:
-        """Answers with any feedback, as the evolving-keys memory wants them: the question, the
-        chunk keys the answer cited and the ones the user opened, and the verdict."""
-        with self.library.session() as s:
-            ws = self._workspace(s, workspace)
-            rows = s.execute(select(ChatMessage).join(ChatThread, ChatThread.id == ChatMessage.thread_id)
-                             .where(ChatThread.workspace_id == ws.id).order_by(ChatMessage.thread_id, ChatMessage.id)).scalars().all()
-        out: list[dict] = []
-        question: dict[int, str] = {}
-        for m in rows:
-            if m.role == "user":
-                question[m.thread_id] = m.content
-                continue
-            if m.feedback is None and not m.opened:
-                continue
-            by_n = {p.get("n"): p for p in (m.passages or []) if isinstance(p, dict)}
-            cited = [c.get("chunk_id") for c in (m.citations or []) if c.get("valid")]
-            out.append({"message_id": m.id, "thread_id": m.thread_id, "question": question.get(m.thread_id, ""),
-                        "good": None if m.feedback is None else m.feedback > 0, "cited_chunks": cited,
-                        "opened_chunks": [by_n[n].get("chunk_id") for n in (m.opened or []) if n in by_n],
-                        "opened_files": [by_n[n].get("file_id") for n in (m.opened or []) if n in by_n],
-                        "log_id": m.log_id})
-        return out

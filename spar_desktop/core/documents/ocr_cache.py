@@ -109,8 +109,3 @@ class OcrCache:
                 raise
             finally:
                 cur.close()
-
-    def invalidate(self, content_hash: str) -> int:
-        """Forget every page of one content (all engines); returns how many pages went."""
-        with self._lock:
-            return self._conn.execute("DELETE FROM ocr_pages WHERE content_hash=?", (content_hash,)).rowcount

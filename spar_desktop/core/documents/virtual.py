@@ -25,10 +25,6 @@ def split_virtual(path: str) -> tuple[str, tuple[str, ...]]:
     return outer, tuple(members)
 
 
-def join_virtual(container: str, member: str) -> str:
-    return f"{container}{VIRTUAL_SEP}{member}"
-
-
 def outer_path(path: str) -> str:
     return path.split(VIRTUAL_SEP, 1)[0]
 

@@ -60,8 +60,8 @@ class TagCache:
         self.edges: set[tuple[int, int]] = set(session.execute(select(TagEdge.parent_id, TagEdge.child_id)).all())
 
     def ensure_chains(self, session: Session, chains: list[tuple[list[tuple[str, str]], str]]) -> list[int]:
-        """``ensure_chain`` for many (specs, source) chains in a few statements: the missing tags
-        in one executemany, their ids in one select per 500 keys, the missing edges in one more.
+        """Create the tags of parent→child (specs, source) chains where missing, in a few
+        statements: the missing tags in one executemany, their ids in one select per 500 keys, the missing edges in one more.
         Returns the deepest tag id of each chain. Core inserts: no ORM object per tag."""
         new: dict[str, dict] = {}
         for specs, source in chains:
@@ -89,23 +89,6 @@ class TagCache:
         if edges:
             insert_rows(session.connection(), TagEdge.__table__, edges)
         return deepest
-
-    def ensure_chain(self, session: Session, specs: list[tuple[str, str]], source: str) -> int:
-        """Create the tags of a parent→child chain if needed; return the deepest tag's id."""
-        parent_id: Optional[int] = None
-        for key, label in specs:
-            tag_id = self.ids.get(key)
-            if tag_id is None:
-                tag = Tag(key=key, value=label, source=source)
-                session.add(tag)
-                session.flush()
-                tag_id = self.ids[key] = tag.id
-            if parent_id is not None and (parent_id, tag_id) not in self.edges:
-                session.add(TagEdge(parent_id=parent_id, child_id=tag_id))
-                self.edges.add((parent_id, tag_id))
-            parent_id = tag_id
-        assert parent_id is not None
-        return parent_id
 
 
 def descendant_ids(session: Session, tag_ids: Iterable[int]) -> set[int]:

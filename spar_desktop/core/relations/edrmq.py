@@ -95,15 +95,6 @@ class RelationAccumulator:
         total = self.total
         return (total / self.n_queries).tocsr() if self.n_queries else total.copy()
 
-    def grow(self, n_docs: int) -> None:
-        """Make room for documents added since the last build (appended rows/columns)."""
-        if n_docs < self.n_docs:
-            raise ValueError("documents can only be appended; rebuild to remove documents")
-        self._flush()
-        t = self._total.tocoo()
-        self._total = sparse.coo_matrix((t.data, (t.row, t.col)), shape=(n_docs, n_docs)).tocsr()
-        self.n_docs = n_docs
-
 
 # -- dense ---------------------------------------------------------------------------------------
 def dense_batch(doc_vectors: np.ndarray, query_vectors: np.ndarray, params: EdrmqParams = EdrmqParams(),

@@ -26,12 +26,12 @@ from typing import Any, Optional
 import numpy as np
 from scipy import sparse
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.relations.edrmq import RelationAccumulator
 
 FORMAT = "spar-relations"
 VERSION = 2
 READABLE = (1, 2)  # versions load() accepts
-DIRNAME = "relations"
 METHODS = ("edrmq", "tfidf", "cooc")
 
 
@@ -67,7 +67,7 @@ class StoredRelations:
 
 
 def relations_dir(data_dir: str | Path, scope: str, method: str) -> Path:
-    return Path(data_dir) / DIRNAME / f"{scope}-{method}"
+    return DataLayout(Path(data_dir)).relations / f"{scope}-{method}"
 
 
 _SAVE_LOCK = threading.Lock()
@@ -179,7 +179,3 @@ def available(data_dir: str | Path, scope: str) -> list[tuple[str, float]]:
             except (OSError, ValueError):
                 continue
     return sorted(out, key=lambda x: -x[1])
-
-
-def as_json_safe(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))

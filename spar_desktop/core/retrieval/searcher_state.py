@@ -46,11 +46,6 @@ def keys_digest(keys: list[str]) -> str:
     return h.hexdigest()
 
 
-def key_tags(overrides: Mapping[str, KeyOverride]) -> dict[str, str]:
-    """Chunk key → tag of each evolved key (tags are content-addressed: equal tags, equal keys)."""
-    return {k: o.tag for k, o in sorted(overrides.items())}
-
-
 def save(searcher: HybridSearcher, directory: str | Path, built_from: Optional[Mapping[str, Any]] = None) -> Path:
     """Write ``searcher`` into ``directory`` (created; meant to be a fresh one: see
     workspaces/searchers.py for the atomic swap). ``built_from`` is recorded in the manifest."""

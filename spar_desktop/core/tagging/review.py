@@ -99,10 +99,3 @@ def accept_above(library: Library, threshold: float, tag_id: Optional[int] = Non
         return s.execute(q).rowcount or 0
 
 
-def forget_rejections(library: Library, tag_id: Optional[int] = None) -> int:
-    """Let rejected pairs (of one tag, or all) be suggested again."""
-    q = delete(TagRejection)
-    if tag_id is not None:
-        q = q.where(TagRejection.tag_id == tag_id)
-    with library.session() as s:
-        return s.execute(q).rowcount or 0

@@ -3,20 +3,17 @@
 "Retrieve all CT scans and reports for patient A dated May 25" → keywords ['CT scans',
 'reports', 'patient A'], date = the last May 25. Metadata constraints are explicit in requests
 and need no disambiguation (SPAR §3.3.2), so rules handle them; keywords go on to tag matching.
-An LLM extractor can replace the keyword step when a server is reachable (see ``parse_request``).
 """
 
 from __future__ import annotations
 
-import logging
 import re
 from dataclasses import dataclass
 from datetime import date
-from typing import Callable, Optional
+from typing import Optional
 
 from spar_desktop.core.workspaces.dates import DOC_VERBS, IRREGULAR, DateFinding, combine, content_date_note, find_dates
 
-log = logging.getLogger(__name__)
 
 # Words for kinds of files → formats in the index. 'scans' is absent on purpose: 'CT scans' are
 # the subject of a request, not image files.
@@ -96,7 +93,6 @@ class ParsedRequest:
     date_findings: tuple[DateFinding, ...] = ()
     notes: tuple[str, ...] = ()  # assumptions the user should see
     problems: tuple[str, ...] = ()  # things we could not use, contradictions
-    extractor: str = "rules"
 
     @property
     def is_empty(self) -> bool:
@@ -108,7 +104,7 @@ class ParsedRequest:
             "since": self.since.isoformat() if self.since else None,
             "until": self.until.isoformat() if self.until else None,
             "formats": list(self.formats), "authors": list(self.authors), "folders": list(self.folders),
-            "notes": list(self.notes), "problems": list(self.problems), "extractor": self.extractor,
+            "notes": list(self.notes), "problems": list(self.problems),
         }
 
 
@@ -217,10 +213,7 @@ def find_types(text: str) -> tuple[list[str], str]:
     return formats, " ".join(pieces)
 
 
-def parse_request(text: str, today: Optional[date] = None,
-                  llm_keywords: Optional[Callable[[str], list[str]]] = None) -> ParsedRequest:
-    """Rules always; ``llm_keywords`` (e.g. an Ollama extractor) may replace the keyword step and
-    falls back to the rules when it fails or returns nothing usable."""
+def parse_request(text: str, today: Optional[date] = None) -> ParsedRequest:
     today = today or date.today()
     original = text
     text = " ".join((text or "").split())
@@ -249,17 +242,8 @@ def parse_request(text: str, today: Optional[date] = None,
     formats, rest = find_types(rest)
 
     keywords = extract_keywords(rest)
-    extractor = "rules"
-    if llm_keywords is not None:
-        try:
-            llm = [k.strip() for k in llm_keywords(text) if isinstance(k, str) and k.strip()]
-            if llm:
-                keywords, extractor = llm[:12], "llm"
-        except Exception as exc:  # any LLM failure falls back to the rules, with a log line
-            log.warning("LLM keyword extraction failed, using rules: %s", exc)
-            notes.append("the language model could not be used for this request; rules were used")
     parsed = ParsedRequest(original, tuple(keywords), since, until, tuple(formats), tuple(authors), tuple(folders),
-                           tuple(findings), tuple(notes), tuple(problems), extractor)
+                           tuple(findings), tuple(notes), tuple(problems))
     if parsed.is_empty and not problems:
         problems.append("no keywords, dates or file types found in the request (only common words?)")
         parsed = ParsedRequest(original, (), problems=tuple(problems), notes=tuple(notes))

@@ -282,9 +282,6 @@ class TaskRunner(QObject):
         return await future
 
     # ------------------------------------------------------------------ state
-    def running(self) -> list[TaskHandle]:
-        return [h for h in self._running.values() if not h.done]
-
     @property
     def closed(self) -> bool:
         return self._closed

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from datetime import date
 
 import pytest
 
@@ -12,31 +10,11 @@ from spar_desktop.core.chat.client import ChatError, Ollama
 from spar_desktop.core.chat.ollama_tasks import LLMHelpers, parse_permutation, run_sync
 from spar_desktop.core.documents.contextual import contextualize
 from spar_desktop.core.documents.types import Chunk, ExtractedDocument, PageText
-from spar_desktop.core.workspaces.request import parse_request
 
 
 @pytest.fixture
 def helpers(fast_ollama) -> LLMHelpers:
     return LLMHelpers(fast_ollama)
-
-
-def test_request_keywords_from_the_model_or_from_the_rules(helpers, fake_ollama, dead_host):
-    fake_ollama.set(reply=json.dumps({"keywords": ["incident reports", "project Falcon", "Incident Reports", 3]}))
-    parsed = parse_request("all incident reports for project Falcon from 2023", date(2024, 6, 1),
-                           llm_keywords=helpers.llm_keywords)
-    assert parsed.extractor == "llm" and parsed.keywords == ("incident reports", "project Falcon")
-    assert parsed.since == date(2023, 1, 1)  # dates still come from the rules
-    prompt = fake_ollama.calls("/api/generate")[-1].body
-    assert prompt["format"] == "json" and "project Falcon" in prompt["prompt"]
-
-    fake_ollama.set(reply="Sure! Here are keywords: incident reports")  # not JSON
-    parsed = parse_request("incident reports for project Falcon", llm_keywords=helpers.llm_keywords)
-    assert parsed.extractor == "rules" and "project Falcon" in parsed.keywords
-    assert any("language model could not be used" in n for n in parsed.notes)
-
-    offline = LLMHelpers(Ollama(dead_host, "llama3.2"))
-    parsed = parse_request("incident reports for project Falcon", llm_keywords=offline.llm_keywords)
-    assert parsed.extractor == "rules" and parsed.keywords
 
 
 def test_contextual_chunks_use_the_model_and_fall_back_to_plain(helpers, fake_ollama):
@@ -79,11 +57,11 @@ def test_permutation_parsing_is_forgiving_but_never_invents():
 
 
 def test_sync_wrappers_work_inside_a_running_event_loop(helpers, fake_ollama):
-    fake_ollama.set(reply='{"keywords": ["falcon"]}')
+    fake_ollama.set(reply="From the site report.")
 
-    async def inside_loop() -> list[str]:  # e.g. called from a qasync slot
-        return helpers.llm_keywords("falcon files")
+    async def inside_loop() -> str:  # e.g. called from a qasync slot
+        return helpers.context_fn("Report", "The gearbox failed.")
 
-    assert asyncio.run(inside_loop()) == ["falcon"]
+    assert asyncio.run(inside_loop()) == "From the site report."
     with pytest.raises(ChatError):
-        run_sync(LLMHelpers(Ollama("http://127.0.0.1:9", "m")).allm_keywords("x"))
+        run_sync(LLMHelpers(Ollama("http://127.0.0.1:9", "m")).acontext("doc", "chunk"))

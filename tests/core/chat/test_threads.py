@@ -92,8 +92,6 @@ def test_feedback_and_persistence_across_restart(lib, tmp_path):
         m = ThreadStore(again).messages(t.id)[1]
         assert m.feedback is False and m.opened == (2,) and m.passages == PASSAGES and m.citations == CITES
         assert m.timings == {"total_ms": 2100.0}
-        [rec] = ThreadStore(again).feedback_records("Ops")
-        assert rec["good"] is False and rec["opened_chunks"] == ["c0"] and rec["cited_chunks"] == ["c3"]
     finally:
         again.close()
 

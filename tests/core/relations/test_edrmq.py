@@ -69,10 +69,6 @@ def test_incremental_equals_batch_and_documents_can_be_appended():
     inc = accumulate_dense(D, Q[52:], p, acc=inc)
     assert inc.n_queries == batch.n_queries == 90
     np.testing.assert_allclose(inc.matrix().toarray(), batch.matrix().toarray(), atol=1e-7)
-    inc.grow(65)
-    assert inc.matrix().shape == (65, 65) and inc.matrix()[60:].nnz == 0
-    with pytest.raises(ValueError):
-        inc.grow(10)
 
 
 def test_batch_size_does_not_change_the_result():

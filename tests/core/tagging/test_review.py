@@ -39,9 +39,6 @@ def test_a_rejected_suggestion_is_never_made_again(env, encoder):
     assert best.tag_id not in {x.tag_id for x in review.pending(lib, file_id=loose)}
     run_tagging(lib, settings, encoder, config=SuggestConfig(min_score=0.0, top_k=20), redo=True)
     assert best.tag_id not in {x.tag_id for x in review.pending(lib, file_id=loose)}
-    assert review.forget_rejections(lib) == 1
-    run_tagging(lib, settings, encoder, redo=True)
-    assert review.pending(lib, file_id=loose)[0].tag_id == best.tag_id
 
 
 def test_counts_per_tag_and_bulk_accept_above_a_threshold(env, encoder):

@@ -77,18 +77,6 @@ def test_bad_requests_are_explained(text, problem):
     assert any(problem in p for p in r.problems), r.to_json()
 
 
-def test_llm_extractor_is_used_and_falls_back():
-    r = parse_request("CT reports for patient A", TODAY, llm_keywords=lambda t: ["computed tomography", "patient A"])
-    assert r.keywords == ("computed tomography", "patient A") and r.extractor == "llm"
-
-    def broken(_):
-        raise ConnectionError("no server")
-
-    r = parse_request("CT reports for patient A", TODAY, llm_keywords=broken)
-    assert r.keywords == ("CT reports", "patient A") and r.extractor == "rules"
-    assert any("rules were used" in n for n in r.notes)
-
-
 @pytest.mark.parametrize("text,formats,keywords", [
     # a type word heading its phrase is a file type ...
     ("images of the turbine", ("image",), ("turbine",)),
