@@ -127,6 +127,17 @@ def test_rebuild_and_co_occurrence_clusters(qtbot, indexed_window):
     view.color_by.setCurrentIndex(view.color_by.findData("cluster"))
     assert [tuple(b.color().getRgb()[:3]) for b in view.nodes_item.data["brush"][:1]] == [tuple(c.colors["cluster"][0])]
 
+    # Relations stored by another task (its report announces them) reload the graph on screen.
+    from spar_desktop.core.relations.service import build_relations
+
+    started: list[str] = []
+    w.runner.task_started.connect(lambda handle: started.append(handle.title))
+    w.runner.run(lambda p, cancel: build_relations(w.library, method="cooc", progress=p, cancel=cancel),
+                 title="A build elsewhere")
+    qtbot.waitUntil(lambda: any(t.startswith("Relation graph (Co-occurrence") for t in started)
+                    and w.runner.is_idle(), timeout=BUILD_TIMEOUT_MS)
+    assert view.payload is not None and view.payload.method == "cooc" and view.payload is not c
+
 
 def test_workspace_scope_follows_the_current_workspace(qtbot, indexed_window):
     w = indexed_window

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations import store
 from spar_desktop.core.relations.clusters import cluster_sequences
@@ -48,7 +49,12 @@ class BuildReport:
     incremental: bool = False
     notes: tuple[str, ...] = ()
     clusters: Optional[int] = None
-    changes: Optional[dict] = None  # EDR-MQ update: files added / changed / removed since the last build
+    files_changed: Optional[dict] = None  # EDR-MQ update: files added / changed / removed since the last build
+
+    @property
+    def changes(self) -> Changes:
+        """What the build wrote, for the app's change notification (core/changes.py)."""
+        return Changes(relations=True)
 
     def to_json(self) -> dict:
         return dict(self.__dict__)
@@ -111,7 +117,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     enc = None
     if need_vectors:
         enc = engine_for(library.settings, encoder).encoder
-    changes = None
+    files_changed = None
     if method == "tfidf":
         R = tfidf_top_k(docs.texts, progress=progress, cancel=cancel)
         stored = store.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
@@ -120,7 +126,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     elif method == "cooc":
         stored, counts = _build_cooc(library, docs, ws_id, scope, enc, question_fn, progress, cancel)
     else:
-        stored, counts, incremental, changes = _build_edrmq(library, docs, ws_id, scope, out_dir, enc, queries,
+        stored, counts, incremental, files_changed = _build_edrmq(library, docs, ws_id, scope, out_dir, enc, queries,
                                                             question_fn, synthetic, retriever, params, incremental,
                                                             fingerprints, progress, cancel)
     check(cancel)
@@ -130,7 +136,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     return BuildReport(method, scope, len(stored.ids), counts, int(R.nnz), round(time.perf_counter() - started, 2),
                        str(out_dir), incremental and method == "edrmq", tuple(notes),
                        int(stored.cluster_labels.max()) + 1 if stored.cluster_labels is not None and len(stored.ids) else None,
-                       changes)
+                       files_changed)
 
 
 def retriever_uses_vectors(retriever: str, params: EdrmqParams) -> bool:

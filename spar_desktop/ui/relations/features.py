@@ -5,6 +5,8 @@ relations/ops.py on the TaskRunner. Kept out of main_window.py so each stays sma
   workspace scope) the current workspace changes while it is shown; otherwise it is only marked
   stale, so nothing is computed for a tab nobody looks at.
 - Loads are latest-wins (one task key): flipping methods quickly never shows an older graph.
+- Relations another task stores (its report's ``Changes(relations=True)`` on the runner's
+  ``changed``) mark the graph stale the same way.
 - Clicking a node selects its file in the file table (details follow); Open shows it in the viewer.
 - A file's neighbourhood (the file table's "Show related files in graph", the view's Neighbourhood
   button and hops choice) is ``show_around``: ops.load_neighbourhood on the runner, on
@@ -24,10 +26,12 @@ from typing import Optional
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.base.tasks import TaskError, TaskHandle
 from spar_desktop.ui.relations import ops
+from spar_desktop.ui.relations.ops import METHODS
 from spar_desktop.ui.relations.live import LiveRelations
 
 log = logging.getLogger(__name__)
@@ -77,6 +81,7 @@ class RelationsFeatures(QObject):
         w = self.window
         w.tabs.currentChanged.connect(lambda _i: self._maybe_load())
         w.workspaces.current_changed.connect(self._workspace_changed)
+        w.runner.changed.connect(self._changed)
         self.live.connect()
 
     def _connect_view(self, v) -> None:
@@ -122,13 +127,18 @@ class RelationsFeatures(QObject):
         self.stale = True
         self._maybe_load()
 
+    def _changed(self, changes: Changes) -> None:
+        """Relations stored by another task (e.g. Cover my session building a workspace's
+        clusters): the graph reloads them. The tab's own loads return a graph, not a report, so
+        they announce nothing and cannot loop."""
+        if changes.relations:
+            self.invalidate()
+
     def _workspace_changed(self, _row) -> None:
         if self._view is None or self._view.scope.currentData() == "workspace":
             self.invalidate()
 
     def reload(self, rebuild: bool = False) -> TaskHandle:
-        from spar_desktop.ui.relations.graph_view import METHODS
-
         workspace = self.scope_workspace()
         method = self.view.method.currentData() or METHODS[0][0]
         label = dict(METHODS).get(method, method)
@@ -168,8 +178,6 @@ class RelationsFeatures(QObject):
         the stored graph is loaded first when the tab does not show it yet (another method's when
         the chosen one was never built). With no relations built at all nothing is computed: the
         view and the status bar say to click Rebuild, and the neighbourhood opens after it."""
-        from spar_desktop.ui.relations.graph_view import METHODS
-
         view = self.view
         hops = hops or int(view.hops.currentData())
         self.pending_around = None

@@ -27,8 +27,8 @@ from spar_desktop.core.relations.neighbourhood import MAX_HOPS, Neighbourhood
 from spar_desktop.core.relations.payload import GROUPINGS, GraphPayload
 from spar_desktop.ui.base.elided_label import ElidedLabel
 from spar_desktop.ui.relations.graph_items import EdgeLayer, NodeLayer, pixel_size, view_rect
+from spar_desktop.ui.relations.ops import METHODS
 
-METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
 SCOPES = (("workspace", "Current workspace"), ("index", "Whole index"))
 COLOR_BY = (("community", "Community"), ("cluster", "Cluster"), ("tag", "Tag"))
 NODE_SIZE = 7

@@ -25,6 +25,7 @@ from spar_desktop.core.progress import Progress
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.base.tasks import TaskError, TaskHandle
 from spar_desktop.ui.relations import ops
+from spar_desktop.ui.relations.ops import METHODS
 
 log = logging.getLogger(__name__)
 CHECK_KEY = "relations-check"
@@ -69,8 +70,6 @@ class LiveRelations(QObject):
     # ------------------------------------------------------------------ checking and updating
     def selected(self) -> tuple[Optional[str], str]:
         """(workspace, method) the tab shows or is loading: the user's current choice."""
-        from spar_desktop.ui.relations.graph_view import METHODS
-
         f = self.features
         return f.scope_workspace(), f.view.method.currentData() or METHODS[0][0]
 
@@ -93,7 +92,6 @@ class LiveRelations(QObject):
         self.start_update(*target, n)
 
     def start_update(self, workspace: Optional[str], method: str, n: int) -> TaskHandle:
-        from spar_desktop.ui.relations.graph_view import METHODS
         from spar_desktop.ui.relations.features import TASK_KEY, gui_hint
 
         f = self.features

@@ -16,7 +16,8 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.relations.payload import GraphPayload
 from spar_desktop.core.relations.scope import RelationsError
 
-METHOD_LABELS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "co-occurrence"), ("tfidf", "TF-IDF"))
+# The methods the tab offers, default first, with the labels the combo, status line and task titles show.
+METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
 
 LAYOUT_ITERATIONS = 100
 TOP_PER_NODE = 10  # each document keeps its 10 strongest relations: readable, and bounded at 5k nodes
@@ -78,7 +79,7 @@ def load_neighbourhood(library: Library, workspace: Optional[str], method: str, 
         scopes = scopes[1:]  # the view's graph was searched already
     built = {ws: built_methods(library, ws) for ws in scopes}
     if base is None and not any(built.values()):
-        label = dict(METHOD_LABELS).get(method, method)
+        label = dict(METHODS).get(method, method)
         where = f"workspace “{workspace}” or the whole index" if workspace else "the whole index"
         raise RelationsNotBuilt(f"No relations have been built for {where} yet: click Rebuild to compute the "
                                 f"{label} relations (every file's text is read); the related files are shown "

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
+from spar_desktop.core.changes import Changes
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
@@ -135,7 +136,8 @@ def test_files_added_changed_and_removed_update_the_stored_relations(indexed):
     assert pending_changes(lib) == DocChanges((new_id,), (changed_id,), (removed_id,))
 
     report = update_relations(lib)
-    assert report.incremental and report.changes == {"added": 1, "changed": 1, "removed": 1}
+    assert report.incremental and report.files_changed == {"added": 1, "changed": 1, "removed": 1}
+    assert report.changes == Changes(relations=True)  # the app's views showing relations reload
     after = store.load(d)
     assert len(after.ids) == 12 and removed_id not in after.ids and after.ids[-1] == new_id
     assert after.ids.index(changed_id) == before.ids.index(changed_id)  # a changed file keeps its place
