@@ -61,7 +61,8 @@ class TagCache:
 
     def ensure_chains(self, session: Session, chains: list[tuple[list[tuple[str, str]], str]]) -> list[int]:
         """Create the tags of parent→child (specs, source) chains where missing, in a few
-        statements: the missing tags in one executemany, their ids in one select per 500 keys, the missing edges in one more.
+        statements: the missing tags in one executemany, their ids in one select per 500 keys,
+        the missing edges in one more.
         Returns the deepest tag id of each chain. Core inserts: no ORM object per tag."""
         new: dict[str, dict] = {}
         for specs, source in chains:
