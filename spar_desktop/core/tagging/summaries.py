@@ -231,13 +231,12 @@ def summarize_files(library: Library, settings: Any, encoder: Any, file_ids: Opt
     return report
 
 
-def request_similarity(library: Library, encoder: Any, text: str,
+def summary_similarity(library: Library, model_id: str, query: np.ndarray,
                        file_ids: Iterable[int] | None = None) -> dict[int, float]:
-    """Cosine of ``text`` to each file's current summary (files without one are absent)."""
-    ids, vectors = SummaryStore(library).matrix(encoder.model_id, file_ids)
-    if not len(ids) or not text.strip():
+    """Cosine of a unit query vector (the encoder's ``encode_query``) to each file's current
+    summary; files without one, or summaries of another width, are absent."""
+    ids, vectors = SummaryStore(library).matrix(model_id, file_ids)
+    if not len(ids) or vectors.shape[1] != query.shape[0]:
         return {}
-    query = np.asarray(encoder.encode_query(storable_text(text)), dtype=np.float32)
-    query = query / (np.linalg.norm(query) or 1.0)
     sims = vectors @ query
     return {int(i): float(v) for i, v in zip(ids, sims)}

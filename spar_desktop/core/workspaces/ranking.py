@@ -32,7 +32,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileTag
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.library.tags import descendant_ids
-from spar_desktop.core.tagging.summaries import SummaryStore
+from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
 
 if TYPE_CHECKING:  # selection calls this module: a type only
     from spar_desktop.core.workspaces.selection import WorkspaceFilter
@@ -141,11 +141,7 @@ def _likeness(library: Library, query: Optional[np.ndarray], model_id: str, pool
     """Cosine of each pool file's current summary to the request (files without one are absent)."""
     if query is None or not model_id:
         return {}
-    ids, vectors = SummaryStore(library).matrix(model_id)
-    if not len(ids) or vectors.shape[1] != query.shape[0]:
-        return {}
-    sims = vectors @ query
-    return {int(i): float(v) for i, v in zip(ids, sims) if int(i) in pool}
+    return {i: v for i, v in summary_similarity(library, model_id, query).items() if i in pool}
 
 
 def _score(tags: float, similarity: Optional[float]) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 
 from spar_desktop.core.config import load_settings
@@ -11,7 +12,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.tagging import review
 from spar_desktop.core.tagging.job import run_tagging
-from spar_desktop.core.tagging.summaries import SummaryStore, request_similarity
+from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
 from tests.core.tagging.conftest import NOTES, RIGHT_FOLDER, file_id, write_share
 from tests.support.servers import fresh_database, postgres_server
 
@@ -35,7 +36,7 @@ def test_the_whole_loop_on_postgres(pg_server, tmp_path, encoder):
         Scanner(lib).scan([str(share)])
         report = run_tagging(lib, settings, encoder)
         assert report.summaries.summarized == len(NOTES) == SummaryStore(lib).count(encoder.model_id)
-        sims = request_similarity(lib, encoder, "gearbox oil")
+        sims = summary_similarity(lib, encoder.model_id, np.asarray(encoder.encode_query("gearbox oil"), dtype=np.float32))
         assert max(sims, key=sims.get) in {file_id(lib, share / "oil-change.md"), file_id(lib, share / "Turbines/gearbox.md")}
         oil = review.pending(lib, file_id=file_id(lib, share / "oil-change.md"))[0]
         spending = review.pending(lib, file_id=file_id(lib, share / "spending.md"))[0]

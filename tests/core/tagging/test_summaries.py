@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.progress import CancelToken, Cancelled
 from spar_desktop.core.tagging import summaries
-from spar_desktop.core.tagging.summaries import SummaryStore, request_similarity, summarize_files, summary_text
+from spar_desktop.core.tagging.summaries import SummaryStore, summarize_files, summary_similarity, summary_text
 from tests.core.tagging.conftest import NOTES, file_id
 
 
@@ -85,13 +86,17 @@ def test_files_without_text_are_counted_and_tried_again_next_time(env, encoder):
     assert summarize_files(lib, settings, encoder).unreadable == 1
 
 
-def test_request_similarity_ranks_the_files_a_request_is_about(env, encoder):
+def query(encoder, text: str) -> np.ndarray:
+    return np.asarray(encoder.encode_query(text), dtype=np.float32)
+
+
+def test_summary_similarity_ranks_the_files_a_request_is_about(env, encoder):
     lib, settings, share = env
     summarize_files(lib, settings, encoder)
-    sims = request_similarity(lib, encoder, "wind turbine gearbox bearing damage")
+    sims = summary_similarity(lib, encoder.model_id, query(encoder, "wind turbine gearbox bearing damage"))
     assert len(sims) == len(NOTES)
     best = max(sims, key=sims.get)
     assert best == file_id(lib, share / "Turbines/gearbox.md")
-    only = request_similarity(lib, encoder, "payroll", [file_id(lib, share / "Finance/payroll.md")])
+    only = summary_similarity(lib, encoder.model_id, query(encoder, "payroll"), [file_id(lib, share / "Finance/payroll.md")])
     assert list(only) == [file_id(lib, share / "Finance/payroll.md")]
-    assert request_similarity(lib, encoder, "   ") == {}
+    assert summary_similarity(lib, "another-model", query(encoder, "payroll")) == {}
