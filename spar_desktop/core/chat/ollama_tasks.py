@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
 from spar_desktop.core.chat.client import ChatError, Ollama
 from spar_desktop.core.config import Settings
+from spar_desktop.core.in_thread import call_in_thread
 from spar_desktop.core.llm_reply import json_in_reply
 
 T = TypeVar("T")
@@ -49,20 +49,7 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(coro)
-        except BaseException as exc:  # re-raised in the caller's thread
-            box["error"] = exc
-
-    t = threading.Thread(target=target, name="spar-llm-helper", daemon=True)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return call_in_thread(lambda: asyncio.run(coro), "spar-llm-helper")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, TypeVar
 
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.in_thread import call_in_thread
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 from spar_desktop.core.tagging.llm import Classify
 from spar_desktop.core.tagging.scoring import SuggestConfig
@@ -50,21 +51,7 @@ def _lower_priority() -> None:
 
 def in_low_priority_thread(fn: Callable[[], T]) -> T:
     """Run ``fn`` in a fresh thread at nice 10 and return (or raise) what it did."""
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        _lower_priority()
-        try:
-            box["value"] = fn()
-        except BaseException as exc:  # re-raised in the caller's thread (Cancelled included)
-            box["error"] = exc
-
-    t = threading.Thread(target=target, name="spar-tagging", daemon=True)
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    return call_in_thread(fn, "spar-tagging", setup=_lower_priority)
 
 
 def _phase(progress: ProgressCallback, label: str) -> ProgressCallback:
