@@ -225,3 +225,38 @@ def fake():
     server = FakeOllama().start()
     yield server
     server.stop()
+
+
+# -- a small share of three topics, four files each (the relation graph's tests) -----------------
+BUILD_TIMEOUT_MS = 180_000  # the first EDR-MQ build in a process loads the encoder
+TOPICS = {
+    "Space": "Orbit and launch of the rocket {i} to the space station. The astronauts planned the mission, the fuel "
+             "and the thrust of the {i}th stage.",
+    "Cooking": "Recipe {i}: bake the bread dough with flour, yeast and butter in a hot oven until the crust is golden.",
+    "Cars": "The car engine {i} needs oil, new brakes and tyres; the mechanic checks the gearbox and the clutch.",
+}
+
+
+def write_topic_share(root: Path, topics: dict[str, str] = TOPICS) -> Path:
+    """One folder per topic holding four text files, ``<topic>1.txt`` … ``<topic>4.txt``."""
+    for folder, text in topics.items():
+        (root / folder).mkdir(parents=True)
+        for i in range(1, 5):
+            (root / folder / f"{folder.lower()}{i}.txt").write_text(text.format(i=i), encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def indexed_window(qtbot, make_window, tmp_path: Path):
+    """A window whose index holds the 12 files of ``write_topic_share``."""
+    root = write_topic_share(tmp_path / "share")
+    window = make_window()
+    window.controller.index_paths([str(root)])
+    qtbot.waitUntil(lambda: window.file_panel.model.total == 12 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    return window
+
+
+def wait_graph(qtbot, w, method: str, timeout: int = UI_TIMEOUT_MS) -> None:
+    """Until the Relations tab shows a ``method`` graph and no graph task runs."""
+    qtbot.waitUntil(lambda: w.relations.view.payload is not None and w.relations.view.payload.method == method
+                    and not w.runner.is_running("relations-graph"), timeout=timeout)

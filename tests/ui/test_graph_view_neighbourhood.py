@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtWidgets import QApplication, QMenu
@@ -20,25 +19,6 @@ from PySide6.QtWidgets import QApplication, QMenu
 from tests.ui.conftest import UI_TIMEOUT_MS
 
 ACTION = "Show related files in graph"
-TOPICS = {
-    "Space": "Orbit and launch of the rocket {i} to the space station. The astronauts planned the mission, the fuel "
-             "and the thrust of the {i}th stage.",
-    "Cooking": "Recipe {i}: bake the bread dough with flour, yeast and butter in a hot oven until the crust is golden.",
-    "Cars": "The car engine {i} needs oil, new brakes and tyres; the mechanic checks the gearbox and the clutch.",
-}
-
-
-@pytest.fixture
-def indexed_window(qtbot, make_window, tmp_path: Path):
-    root = tmp_path / "share"
-    for folder, text in TOPICS.items():
-        (root / folder).mkdir(parents=True)
-        for i in range(1, 5):
-            (root / folder / f"{folder.lower()}{i}.txt").write_text(text.format(i=i), encoding="utf-8")
-    window = make_window()
-    window.controller.index_paths([str(root)])
-    qtbot.waitUntil(lambda: window.file_panel.model.total == 12 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
-    return window
 
 
 def file_id(w, name: str) -> int:

@@ -9,16 +9,7 @@ from pathlib import Path
 import pytest
 
 from spar_desktop.core.relations import store
-from tests.ui.conftest import UI_TIMEOUT_MS
-from tests.ui.test_relations_tab import BUILD_TIMEOUT_MS, TOPICS, wait_graph
-
-
-def write_share(root: Path) -> Path:
-    for folder, text in TOPICS.items():
-        (root / folder).mkdir(parents=True)
-        for i in range(1, 5):
-            (root / folder / f"{folder.lower()}{i}.txt").write_text(text.format(i=i), encoding="utf-8")
-    return root
+from tests.ui.conftest import BUILD_TIMEOUT_MS, TOPICS, UI_TIMEOUT_MS, wait_graph, write_topic_share
 
 
 def change_files(root: Path) -> tuple[Path, Path, Path]:
@@ -35,7 +26,7 @@ def change_files(root: Path) -> tuple[Path, Path, Path]:
 
 @pytest.fixture
 def watched_window(qtbot, make_window, tmp_path: Path):
-    root = write_share(tmp_path / "share")
+    root = write_topic_share(tmp_path / "share")
     window = make_window(watch=True, debounce_ms=300)
     window.controller.index_paths([str(root)])
     qtbot.waitUntil(lambda: window.file_panel.model.total == 12 and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
@@ -77,7 +68,7 @@ def test_changed_files_mark_the_graph_out_of_date_and_update_it(qtbot, watched_w
 def test_a_graph_never_shown_is_brought_up_to_date_when_opened(qtbot, make_window, tmp_path: Path):
     from spar_desktop.core.relations.service import build_relations
 
-    root = write_share(tmp_path / "share")
+    root = write_topic_share(tmp_path / "share")
     w = make_window()
     w.controller.index_paths([str(root)])
     qtbot.waitUntil(lambda: w.file_panel.model.total == 12 and w.runner.is_idle(), timeout=UI_TIMEOUT_MS)

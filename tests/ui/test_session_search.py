@@ -14,8 +14,7 @@ from spar_desktop.core.relations import store
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HitDelegate, hit_html
 from spar_desktop.ui.workspaces.session_search import NEEDS_CLUSTERS
-from tests.ui.conftest import UI_TIMEOUT_MS
-from tests.ui.test_relations_tab import BUILD_TIMEOUT_MS, TOPICS
+from tests.ui.conftest import BUILD_TIMEOUT_MS, TOPICS, UI_TIMEOUT_MS, write_topic_share
 
 MORE = {
     "Garden": "Plant the tomato seedlings {i} in the garden bed, water the roses and prune the apple tree.",
@@ -26,11 +25,7 @@ QUERY = "rocket launch to the space station"
 
 @pytest.fixture
 def workspace_window(qtbot, make_window, tmp_path: Path):
-    root = tmp_path / "share"
-    for folder, text in {**TOPICS, **MORE}.items():
-        (root / folder).mkdir(parents=True)
-        for i in range(1, 5):
-            (root / folder / f"{folder.lower()}{i}.txt").write_text(text.format(i=i), encoding="utf-8")
+    root = write_topic_share(tmp_path / "share", {**TOPICS, **MORE})
     w = make_window()
     w.controller.index_paths([str(root)])
     qtbot.waitUntil(lambda: w.file_panel.model.total == 20 and w.runner.is_idle(), timeout=UI_TIMEOUT_MS)
