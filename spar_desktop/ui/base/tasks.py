@@ -189,18 +189,10 @@ class TaskRunner(QObject):
         signals = _WorkerSignals(handle)
         handle._signals = signals  # keep the QObject alive until the worker's last emit
 
-        def progressed(p: Progress) -> None:
-            if handle.state is TaskState.SUPERSEDED or self._closed:
-                return
-            handle.progress = p
-            if handle.state is TaskState.RUNNING and on_progress is not None:
-                on_progress(p)
-            handle.progress_changed.emit(p)
+        progressed = self._progress_relay(handle, on_progress)
 
         def finished(outcome: _Outcome) -> None:
-            self._running.pop(handle.task_id, None)
-            if self._latest.get(key) is handle:  # type: ignore[arg-type]
-                del self._latest[key]  # type: ignore[arg-type]
+            self._forget(handle, key)
             handle._signals = None
             signals.deleteLater()
             if handle.state is TaskState.SUPERSEDED or self._closed:
@@ -214,6 +206,26 @@ class TaskRunner(QObject):
         self._pool.start(_Worker(op, title, handle.token, signals))
         self.task_started.emit(handle)
         return handle
+
+    def _progress_relay(self, handle: TaskHandle, on_progress: Optional[Callable[[Progress], None]]
+                        ) -> Callable[[Progress], None]:
+        """What a task's progress goes through on the UI thread: kept on the handle, passed to
+        ``on_progress`` while the task runs, dropped once it is superseded or the runner closed."""
+        def relay(p: Progress) -> None:
+            if handle.state is TaskState.SUPERSEDED or self._closed:
+                return
+            handle.progress = p
+            if handle.state is TaskState.RUNNING and on_progress is not None:
+                on_progress(p)
+            handle.progress_changed.emit(p)
+
+        return relay
+
+    def _forget(self, handle: TaskHandle, key: Optional[str]) -> None:
+        """An ended task leaves the running set and, if it is still its key's latest, the key."""
+        self._running.pop(handle.task_id, None)
+        if key is not None and self._latest.get(key) is handle:
+            del self._latest[key]
 
     def run_coroutine(self, op: AsyncOp[T], *, title: str,
                       on_success: Optional[Callable[[T], None]] = None,
@@ -229,13 +241,7 @@ class TaskRunner(QObject):
         if handle.done:
             return handle
 
-        def report(p: Progress) -> None:
-            if handle.state is TaskState.SUPERSEDED or self._closed:
-                return
-            handle.progress = p
-            if handle.state is TaskState.RUNNING and on_progress is not None:
-                on_progress(p)
-            handle.progress_changed.emit(p)
+        report = self._progress_relay(handle, on_progress)
 
         async def main() -> None:
             try:
@@ -245,9 +251,7 @@ class TaskRunner(QObject):
             except Exception as exc:  # noqa: BLE001 - every failure must reach the UI, never the loop
                 log.warning("task %r failed", title, exc_info=True)
                 outcome = _Outcome(error=TaskError.from_exception(title, exc))
-            self._running.pop(handle.task_id, None)
-            if self._latest.get(key) is handle:  # type: ignore[arg-type]
-                del self._latest[key]  # type: ignore[arg-type]
+            self._forget(handle, key)
             if handle.state is TaskState.SUPERSEDED or self._closed:
                 return
             self._deliver(handle, outcome, on_success, on_failure, on_cancelled, changes)
