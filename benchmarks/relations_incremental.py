@@ -117,7 +117,8 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
     from spar_desktop.core.relations.edrmq import EdrmqParams
     from spar_desktop.core.relations.evaluation import corpus_docs, edge_precision, pairs_from_groups
     from spar_desktop.core.relations.incremental import fresh_queries, update_edrmq
-    from spar_desktop.core.relations.service import DEFAULT_RETRIEVER, edrmq_accumulator
+    from spar_desktop.core.relations.names import DEFAULT_RETRIEVER
+    from spar_desktop.core.relations.service import edrmq_accumulator
     from spar_desktop.core.relations.synthetic import synthetic_queries
 
     work = Path(tempfile.mkdtemp(prefix="spar-rel-incr-"))

@@ -12,8 +12,8 @@ from typing import Iterator
 
 from spar_desktop.commands.common import StderrProgress, open_library, settings_from_args
 from spar_desktop.commands.terminal import printable
+from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 
-METHODS = ("edrmq", "tfidf", "cooc")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--workspace", metavar="W", help="only this workspace's files (default: the whole index)")
     b.add_argument("--queries", metavar="FILE", help="extra queries: one per line, or JSON lines with 'text'")
     b.add_argument("--method", choices=METHODS, default="edrmq")
-    b.add_argument("--retriever", choices=("hybrid", "dense", "bm25"), default="hybrid",
+    b.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER,
                    help="EDR-MQ retriever: hybrid (words + meaning, the default), dense, or bm25")
     b.add_argument("--alpha", type=float, default=None,
                    help="hybrid: weight of the dense side, 0..1 (default 0.3; 0 = words only: no embedding model needed)")

@@ -20,6 +20,7 @@ from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors,
 from spar_desktop.core.relations.documents import DocSet
 from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense
 from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
+from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
 from spar_desktop.core.relations.scope import RelationsError, load_documents, scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
@@ -32,9 +33,6 @@ from spar_desktop.core.workspaces.engine import engine_for
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
 
-METHODS = store.METHODS
-RETRIEVERS = ("hybrid", "dense", "bm25")
-DEFAULT_RETRIEVER = "hybrid"  # beats the TF-IDF graph on newsgroups where dense alone lost (relations.md)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations.neighbors import doc_neighbors, second_stage
-from spar_desktop.core.relations.topk import GROUP, softmax_rows, top_k_rows  # noqa: F401  (re-exported)
+from spar_desktop.core.relations.topk import softmax_rows, top_k_rows  # noqa: F401  (re-exported)
 
 # Imports inside functions defer heavy modules only, each saying which.
 

@@ -91,8 +91,9 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
     index = docs.index()
     rows = [index[d] for d in stored.ids if d in index]  # documents of the build still in scope
     docs = subset(docs, rows)
-    clusters = CoocClusters(stored.cluster_labels[[stored.ids.index(d) for d in docs.ids]],
-                            stored.cooc_vectors[[stored.ids.index(d) for d in docs.ids]])
+    at = {d: i for i, d in enumerate(stored.ids)}
+    kept = [at[d] for d in docs.ids]
+    clusters = CoocClusters(stored.cluster_labels[kept], stored.cooc_vectors[kept])
     pos = docs.index()
     ranked = list(dict.fromkeys(pos[str(h.file_id)] for h in results.hits if str(h.file_id) in pos))
     q = np.asarray(engine_for(library.settings, encoder).encoder.encode_query(query), dtype=np.float32)

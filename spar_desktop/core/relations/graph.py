@@ -117,7 +117,7 @@ def _exportable(G: Any) -> Any:
 
     def clean(data: Mapping) -> dict:
         return {xml_safe(k): xml_safe(v) for k, v in data.items()
-                if isinstance(v, (str, bool, int, float)) and not isinstance(v, complex)}
+                if isinstance(v, (str, bool, int, float))}
 
     H = nx.Graph()
     H.graph.update(clean(G.graph))

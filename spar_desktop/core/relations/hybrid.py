@@ -6,7 +6,7 @@ replies (precision@E 0.336 vs 0.488, benchmarks/results/relations.md). Replies s
 retriever is ColBERT, which matches tokens. A lexical side restores that, and the dense side
 keeps what words miss (paraphrases, other wording of the same topic).
 
-The lexical side is TF-IDF cosine (the same matrix as the TF-IDF baseline, tfidf.tfidf_matrix)
+The lexical side is TF-IDF cosine (the same matrix as the TF-IDF baseline, tfidf.fit_tfidf)
 rather than BM25 because the conditional query composes exactly as the dense one does:
 [z_i; x] is the normalised sum of two unit vectors t = (T_z + t_x) / |T_z + t_x|, so its score
 against every document is (T_z·T_d + t_x·T_d) / sqrt(1 + |t_x|² + 2 t_x·T_z) — the first-stage
@@ -31,7 +31,7 @@ from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator
-from spar_desktop.core.relations.tfidf import tfidf_vectorizer
+from spar_desktop.core.relations.tfidf import fit_tfidf
 from spar_desktop.core.relations.topk import softmax_rows, top_k_rows
 
 
@@ -45,12 +45,7 @@ class LexicalIndex:
 
     @classmethod
     def fit(cls, texts: Sequence[str]) -> "LexicalIndex":
-        vec = tfidf_vectorizer(len(texts))
-        try:
-            X = vec.fit_transform(list(texts)).tocsr().astype(np.float32)
-        except ValueError:  # nothing left after stop words: lexical scores are all zero
-            return cls(sparse.csr_matrix((len(texts), 1), dtype=np.float32), None)
-        return cls(X, vec)
+        return cls(*fit_tfidf(texts))  # no term left: all lexical scores are zero
 
     def transform(self, texts: Sequence[str]) -> sparse.csr_matrix:
         if self.vectorizer is None:
@@ -58,11 +53,17 @@ class LexicalIndex:
         return self.vectorizer.transform(list(texts)).tocsr().astype(np.float32)  # type: ignore[attr-defined]
 
 
+def squared_row_norms(X: sparse.csr_matrix) -> np.ndarray:
+    return np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).reshape(-1)
+
+
 def hybrid_batch(lex: LexicalIndex, query_terms: sparse.csr_matrix, params: EdrmqParams, alpha: float,
-                 doc_vectors: Optional[np.ndarray] = None, query_vectors: Optional[np.ndarray] = None,
-                 lex_t: Optional[sparse.csr_matrix] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                 doc_vectors: Optional[np.ndarray], query_vectors: Optional[np.ndarray],
+                 lex_t: sparse.csr_matrix, row_norms2: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(rows, cols, p1·p2) for one batch of queries (see edrmq.dense_batch for the dense-only
-    form). ``lex_t`` is lex.matrix.T as CSR (what the sparse product wants), converted once per run."""
+    form). ``lex_t`` is lex.matrix.T as CSR (what the sparse product wants) and ``row_norms2``
+    the squared length of each document's row (1, or 0 for a document with no term left),
+    both computed once per run."""
     T = lex.matrix
     n = T.shape[0]
     b = query_terms.shape[0]
@@ -71,7 +72,7 @@ def hybrid_batch(lex: LexicalIndex, query_terms: sparse.csr_matrix, params: Edrm
     if b == 0 or k1 < 1 or k2 < 1:
         empty = np.empty(0, dtype=np.int64)
         return empty, empty, np.empty(0)
-    TT = lex_t if lex_t is not None else T.T.tocsr()
+    TT = lex_t
     dense = alpha > 0
     if dense and (doc_vectors is None or query_vectors is None):
         raise ValueError("a dense weight above 0 needs document and query vectors")
@@ -89,8 +90,8 @@ def hybrid_batch(lex: LexicalIndex, query_terms: sparse.csr_matrix, params: Edrm
     uz, inv = np.unique(zr, return_inverse=True)
     s2 = (T[uz] @ TT).toarray()[inv]
     s2.reshape(b, k1, n)[...] += lx[:, None, :]
-    qn2 = np.asarray(query_terms.multiply(query_terms).sum(axis=1)).reshape(-1)  # |t_x|² (1, or 0 if no term)
-    norm = np.sqrt(np.maximum(1.0 + qn2[xr] + 2.0 * lx[xr, zr], 1e-12))
+    qn2 = squared_row_norms(query_terms)  # |t_x|² (1, or 0 if no term)
+    norm = np.sqrt(np.maximum(row_norms2[zr] + qn2[xr] + 2.0 * lx[xr, zr], 1e-12))
     s2 *= ((1 - alpha) / norm).astype(np.float32)[:, None]
     if dense:
         C = D[zr] + Q[xr]
@@ -123,12 +124,13 @@ def accumulate_hybrid(lex: LexicalIndex, queries: Sequence[str], params: EdrmqPa
     D = np.ascontiguousarray(doc_vectors, dtype=np.float32) if alpha > 0 and doc_vectors is not None else None
     terms = lex.transform(queries)
     TT = lex.matrix.T.tocsr()
+    norms2 = squared_row_norms(lex.matrix)
     m = len(queries)
     for start in range(0, m, batch_size):
         check(cancel)
         stop = min(start + batch_size, m)
         qv = query_vectors[start:stop] if D is not None and query_vectors is not None else None
-        rows, cols, vals = hybrid_batch(lex, terms[start:stop], params, alpha, D, qv, TT)
+        rows, cols, vals = hybrid_batch(lex, terms[start:stop], params, alpha, D, qv, TT, norms2)
         acc.add(rows, cols, vals, stop - start)
         progress(Progress(stop, m, "relating documents (EDR-MQ, hybrid)"))
     return acc

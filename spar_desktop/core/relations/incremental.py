@@ -16,8 +16,7 @@ from spar_desktop.core.relations.edrmq import EdrmqParams
 from spar_desktop.core.relations.scope import scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn
 from spar_desktop.core.relations.updates import (  # noqa: F401  (re-exported)
-    CONTEXT_DOCS, Accumulate, DocChanges, EdrmqUpdate, diff, fresh_queries, pending_changes, realign,
-    scope_fingerprints, update_edrmq,
+    DocChanges, diff, fresh_queries, pending_changes, realign, update_edrmq,
 )
 
 if TYPE_CHECKING:

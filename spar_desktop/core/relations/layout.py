@@ -130,7 +130,6 @@ def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float
     depth = _choose_depth(P, origin, side, r)
     fx_cx, fx_cy = _cells(P, origin, side, 1 << depth)
     x, y = P[:, 0].astype(np.float32), P[:, 1].astype(np.float32)
-    m32 = mass.astype(np.float32)
     pad = 2 * r  # grids are padded with empty cells so neighbour lookups never go out of range
     # The 36 (r = 1) candidate cells are the children of the parent's neighbourhood; which of them
     # are the node's own neighbours depends only on the node's position inside its parent.

@@ -58,7 +58,7 @@ def hop_distances(n: int, edges: np.ndarray, start: int, hops: int) -> np.ndarra
     return dist
 
 
-def subgraph_payload(payload: GraphPayload, rows: np.ndarray, positions: Optional[np.ndarray] = None) -> GraphPayload:
+def subgraph_payload(payload: GraphPayload, rows: np.ndarray) -> GraphPayload:
     """The payload restricted to ``rows`` (in that order) and the edges among them; groups and
     their colours are carried over, so a node keeps its colour."""
     rows = np.asarray(rows, dtype=np.int64)
@@ -71,7 +71,7 @@ def subgraph_payload(payload: GraphPayload, rows: np.ndarray, positions: Optiona
     take = rows.tolist()
     return make_payload(
         [payload.node_ids[i] for i in take], [payload.labels[i] for i in take],
-        payload.positions[rows] if positions is None else positions, edges, payload.weights[keep],
+        payload.positions[rows], edges, payload.weights[keep],
         file_ids=[payload.file_ids[i] for i in take], paths=[payload.paths[i] for i in take],
         groups={k: v[rows] for k, v in payload.groups.items()}, group_names=payload.group_names,
         method=payload.method, scope=payload.scope)
@@ -92,7 +92,7 @@ def neighbourhood(payload: GraphPayload, row: int, hops: int, *, layout: bool = 
     if layout and sub.n_nodes > 1:
         P = forceatlas2(sub.n_nodes, sub.edges, sub.weights, iterations=iterations,
                         initial=sub.positions.astype(np.float64), progress=progress, cancel=cancel)
-        sub = subgraph_payload(payload, rows, P)
+        sub = sub.with_positions(P)
     return Neighbourhood(sub, 0, hops, dist[rows])
 
 
@@ -103,12 +103,9 @@ def neighbourhood_graph(G: Any, node: Any, hops: int) -> Any:
         raise KeyError(node)
     if not 1 <= hops <= MAX_HOPS:
         raise ValueError(f"hops must be between 1 and {MAX_HOPS}")
-    nodes = list(G.nodes)
-    index = {v: i for i, v in enumerate(nodes)}
-    edges = np.array([(index[a], index[b]) for a, b in G.edges()], dtype=np.int64).reshape(-1, 2)
-    dist = hop_distances(len(nodes), edges, index[node], hops)
-    H = G.subgraph([nodes[i] for i in np.flatnonzero(dist >= 0)]).copy()
-    H.graph.update(G.graph)
+    import networkx as nx  # deferred like every networkx use here (loaded already: G is one)
+
+    H = nx.ego_graph(G, node, radius=hops)  # a copy: node, edge and graph attributes kept
     H.graph["around"], H.graph["hops"] = str(node), int(hops)
     return H
 

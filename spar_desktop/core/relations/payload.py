@@ -7,7 +7,7 @@ holds. Colours are precomputed per grouping (community, cluster, tag) so the wid
 from __future__ import annotations
 
 import colorsys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Any, Mapping, Optional, Sequence
 
@@ -44,6 +44,10 @@ class GraphPayload:
     @property
     def n_edges(self) -> int:
         return int(self.edges.shape[0])
+
+    def with_positions(self, positions: np.ndarray) -> "GraphPayload":
+        """The same graph laid out at ``positions`` (n, 2)."""
+        return replace(self, positions=_frozen(np.asarray(positions, dtype=np.float32).reshape(self.n_nodes, 2)))
 
     def neighbors(self, row: int) -> np.ndarray:
         """Rows adjacent to ``row`` (for the view's expand action)."""

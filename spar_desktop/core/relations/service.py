@@ -19,14 +19,13 @@ from sqlalchemy import select
 from spar_desktop.core.library.models import File
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.build import (  # noqa: F401  (re-exported)
-    DEFAULT_RETRIEVER, METHODS, RETRIEVERS, BuildReport, build_relations, edrmq_accumulator, read_queries_file,
-    retriever_uses_vectors,
+    BuildReport, build_relations, edrmq_accumulator, read_queries_file,
 )
 from spar_desktop.core.relations.graph import export_graph, undirected
 from spar_desktop.core.relations.payload import payload_from_graph
 from spar_desktop.core.relations.scope import RelationsError
 from spar_desktop.core.relations.stored import (  # noqa: F401  (re-exported)
-    COMBINE, load_stored, relations_graph, resolve_file,
+    COMBINE, is_stored, load_stored, relations_graph, resolve_file,
 )
 from spar_desktop.core.relations.synthetic import QuestionFn
 
@@ -73,9 +72,7 @@ def graph_payload(library: "Library", workspace: Optional[str] = None, method: O
     """The GraphPayload the graph view draws, building the method's relations first when none
     are stored (and ``build_missing``). Slow (build, layout): call it in a worker."""
     if build_missing and method is not None:
-        try:
-            load_stored(library, workspace, method)
-        except RelationsError:
+        if not is_stored(library, workspace, method):  # meta.json only: the graph below loads the build
             build_relations(library, workspace=workspace, method=method, question_fn=question_fn,
                             progress=progress, cancel=cancel)
     G = relations_graph(library, workspace, method, progress=progress, cancel=cancel, **kwargs)

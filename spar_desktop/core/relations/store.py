@@ -28,11 +28,11 @@ from scipy import sparse
 
 from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.relations.edrmq import RelationAccumulator
+from spar_desktop.core.relations.names import METHODS
 
 FORMAT = "spar-relations"
 VERSION = 2
 READABLE = (1, 2)  # versions load() accepts
-METHODS = ("edrmq", "tfidf", "cooc")
 
 
 class RelationsStoreError(ValueError):

@@ -40,6 +40,12 @@ def load_stored(library: "Library", workspace: Optional[str] = None, method: Opt
                              f"run `spar relations build --method {method}` ({exc})") from exc
 
 
+def is_stored(library: "Library", workspace: Optional[str], method: str) -> bool:
+    """Whether ``method``'s relations are stored for the scope (reads meta.json files only)."""
+    scope = scope_key(workspace_id(library, workspace))
+    return any(m == method for m, _ in store.available(library.settings.data_dir, scope))
+
+
 def resolve_file(library: "Library", ref: str) -> tuple[int, str, str]:
     """(file id, path, title) of a file given by id or path (relative paths resolve from cwd)."""
     with library.session() as s:

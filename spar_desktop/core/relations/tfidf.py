@@ -4,7 +4,7 @@ EDR-MQ query can produce, so both graphs have comparable edge budgets per docume
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -24,14 +24,15 @@ def tfidf_vectorizer(n_docs: int):
                            max_df=0.5 if n_docs >= 20 else 1.0, dtype=np.float32)
 
 
-def tfidf_matrix(texts: Sequence[str]) -> sparse.csr_matrix:
-    """The documents' TF-IDF rows (see tfidf_vectorizer)."""
+def fit_tfidf(texts: Sequence[str]) -> tuple[sparse.csr_matrix, Any]:
+    """(the documents' TF-IDF rows as float32 CSR, the fitted vectorizer); the vectorizer is None
+    and the rows are empty when no term is left after stop words (no document shares a term)."""
     n = len(texts)
     vec = tfidf_vectorizer(n)
     try:
-        return vec.fit_transform(texts).tocsr()
-    except ValueError:  # nothing left after stop words: no document shares a term
-        return sparse.csr_matrix((n, 1), dtype=np.float32)
+        return vec.fit_transform(list(texts)).tocsr().astype(np.float32), vec
+    except ValueError:
+        return sparse.csr_matrix((n, 1), dtype=np.float32), None
 
 
 def tfidf_top_k(texts: Sequence[str], k: int = TOP_K, block: int = 1024, progress: ProgressCallback = no_progress,
@@ -39,7 +40,7 @@ def tfidf_top_k(texts: Sequence[str], k: int = TOP_K, block: int = 1024, progres
     """(n × n) sparse matrix holding, per row, the cosine to that document's ``k`` nearest other
     documents (zero similarities are not edges). Computed a block of rows at a time: the full
     n × n product of 11k newsgroup posts would be ~500 MB dense."""
-    X = tfidf_matrix(texts)
+    X, _ = fit_tfidf(texts)
     n = X.shape[0]
     XT = X.T.tocsc()
     rows, cols, vals = [], [], []

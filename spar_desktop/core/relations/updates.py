@@ -65,11 +65,6 @@ class DocChanges:
     def to_json(self) -> dict[str, int]:
         return {"added": len(self.added), "changed": len(self.changed), "removed": len(self.removed)}
 
-    def describe(self) -> str:
-        """'3 files changed' in the words a badge uses."""
-        n = len(self)
-        return f"{n:,} file{'s' if n != 1 else ''} changed"
-
 
 def diff(known: Mapping[str, Optional[str]], current: Mapping[str, Optional[str]]) -> DocChanges:
     """Changes from ``known`` (id -> fingerprint the build saw; None = not recorded) to

@@ -74,6 +74,22 @@ def test_batched_hybrid_equals_the_definition(alpha):
     assert acc.n_queries == len(queries)
 
 
+def test_a_document_without_terms_follows_the_definition():
+    # A document whose words all fall out of the vocabulary has a zero TF-IDF row: as a first-stage
+    # pick z, its conditional query is x's terms alone (length |t_x|, not that of a sum of two units).
+    rng = np.random.default_rng(7)
+    texts, queries = random_bags(rng, 30, 18), random_bags(rng, 6, 4)
+    texts[4] = "singleword"  # in one document only: below min_df, no term left
+    lex = LexicalIndex.fit(texts)
+    assert lex.matrix[4].nnz == 0
+    D, Q = unit(rng, (len(texts), 16)), unit(rng, (len(queries), 16))
+    D[4] = Q[0]  # the first query's dense side picks it
+    params = EdrmqParams(temperature=0.1)
+    R = accumulate_hybrid(lex, queries, params, 0.5, D, Q).matrix().toarray()
+    assert R[4].sum() > 0  # it was a first-stage pick
+    np.testing.assert_allclose(R, by_definition(lex, queries, params, 0.5, D, Q), atol=1e-5)
+
+
 def test_dense_weight_one_is_the_dense_method():
     rng = np.random.default_rng(5)
     texts = [f"document number {i} about topic {i % 7} and {i % 5}" for i in range(40)]
