@@ -39,7 +39,6 @@ class LibraryController(QObject):
     issues_loaded = Signal(object)  # Issues
     summary_loaded = Signal(object)  # LibrarySummary
     scan_finished = Signal(object)  # ScanSummary
-    files_changed = Signal(object)  # ScanSummary of a scan that added, changed or removed files
     sample_imported = Signal(object)  # SampleImport
     tags_changed = Signal()  # tags changed (an edit, an import, a scan): details of the selection are stale
     status = Signal(str)  # one line for the status bar
@@ -193,8 +192,6 @@ class LibraryController(QObject):
         for note in summary.notes:
             log.info("scan note: %s", note)
         self.scan_finished.emit(summary)
-        if summary.files_changed:
-            self.files_changed.emit(summary)  # e.g. the relation graph brings itself up to date
         if self._auto_tagging() and not summary.cancelled and (summary.new or summary.changed or summary.restored):
             self.start_tagging()  # after the scan, never inside it: the scan stays fast
         if root in self._pending_rescans:

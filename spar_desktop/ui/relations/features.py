@@ -65,6 +65,8 @@ class RelationsFeatures(QObject):
         self.loaded_for: Optional[tuple[Optional[str], str]] = None  # (workspace, method) on screen
         # (file id, hops) asked for before any relations were built: shown once a load succeeds
         self.pending_around: Optional[tuple[int, int]] = None
+        self._around: Optional[TaskHandle] = None  # the "Show related files" task in flight
+        self._workspace_name: Optional[str] = None  # the current workspace the graph follows
 
     @property
     def view(self):
@@ -82,7 +84,6 @@ class RelationsFeatures(QObject):
         w.tabs.currentChanged.connect(lambda _i: self._maybe_load())
         w.workspaces.current_changed.connect(self._workspace_changed)
         w.runner.changed.connect(self._changed)
-        self.live.connect()
 
     def _connect_view(self, v) -> None:
         w = self.window
@@ -133,8 +134,16 @@ class RelationsFeatures(QObject):
         they announce nothing and cannot loop."""
         if changes.relations:
             self.invalidate()
+        elif changes.files or changes.workspaces:  # a scan or a build: a loaded graph may be out of date
+            self.live.files_changed()
 
-    def _workspace_changed(self, _row) -> None:
+    def _workspace_changed(self, row) -> None:
+        # Another workspace, not the same one's status or counts (a build changes those twice;
+        # what the build changed reaches the graph through _changed).
+        name = row.name if row is not None else None
+        if name == self._workspace_name:
+            return
+        self._workspace_name = name
         if self._view is None or self._view.scope.currentData() == "workspace":
             self.invalidate()
 
@@ -197,6 +206,8 @@ class RelationsFeatures(QObject):
                 view.set_payload(whole)
                 self.live.clear()
             view.set_neighbourhood(around)
+            if whole is base:
+                self.live.resume()  # an update that waited for this (or that this replaced)
 
         def failed(err: TaskError) -> None:
             log.info("neighbourhood failed: %s", err.message)
@@ -209,13 +220,19 @@ class RelationsFeatures(QObject):
             view.set_busy(message)
             if base is None:
                 self.stale = True  # the whole graph did not load: the next showing of the tab tries again
+            else:
+                self.live.resume()
 
-        self.handle = self.window.runner.run(
+        self.handle = self._around = self.window.runner.run(
             partial(ops.load_neighbourhood, self.window.library, workspace, method, file_id, hops, base=base),
             title="Related files", key=TASK_KEY, on_success=done, on_failure=failed,
             on_progress=lambda p: view.set_busy(shown(p).with_percent() or "Working…"),
             on_cancelled=lambda: view.set_busy("Cancelled"))
         return self.handle
+
+    def neighbourhood_running(self) -> bool:
+        """Whether a "Show related files" task is in flight (a live update waits for it)."""
+        return self._around is not None and not self._around.done
 
     # ------------------------------------------------------------------ node actions
     def _file_activated(self, file_id: int) -> None:

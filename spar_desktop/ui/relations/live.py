@@ -1,14 +1,16 @@
 """A live relation graph: when a scan (or a watched folder's rescan, or a workspace update) changes
 files, the Relations tab's graph is brought up to date in the background.
 
-- The library reports changed files (LibraryController.files_changed; WorkspaceController's
-  build_finished for workspace scopes). Once a graph has been loaded, a quick check (stored
+- Scans and workspace builds announce what they wrote on the task runner's ``changed``
+  (``Changes.files`` / ``.workspaces``; relations/features.py listens). Once a graph has been loaded, a quick check (stored
   fingerprints against the index, no matrix read) counts what changed in the scope and method the
   tab shows; when something did, a badge says "Out of date — N files changed", and an update starts.
 - The update is relations.ops.update_graph: incremental for EDR-MQ (core/relations/incremental.py),
   at low priority, cancellable in the task list, and latest-wins on the graph's own task key, so a
   newer scan, a method switch or Rebuild replaces it. The old graph stays on screen meanwhile; the
-  new one replaces it and the badge goes.
+  new one replaces it and the badge goes. A "Show related files" in flight is not replaced: the
+  update waits and starts when the neighbourhood is shown (``resume``); an update another task
+  replaced goes back to "Out of date" until a load (which updates first) or ``resume``.
 - A graph never loaded is left alone: its first load brings the stored relations up to date.
 """
 
@@ -23,7 +25,7 @@ from PySide6.QtWidgets import QLabel
 
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui.base.progress_view import shown
-from spar_desktop.ui.base.tasks import TaskError, TaskHandle
+from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskState
 from spar_desktop.ui.relations import ops
 from spar_desktop.ui.relations.ops import METHODS
 
@@ -47,12 +49,8 @@ class LiveRelations(QObject):
         self.badge.setObjectName("relationsBadge")
         self.badge.setWordWrap(True)
         self.badge.hide()
-        self.handle: Optional[TaskHandle] = None
-
-    def connect(self) -> None:
-        w = self.features.window
-        w.controller.files_changed.connect(lambda _summary: self.files_changed())
-        w.workspaces.build_finished.connect(lambda _name, summary: self.files_changed() if summary else None)
+        # The update not done yet: ((workspace, method), files changed), until a load or update ends it.
+        self.pending: Optional[tuple[tuple[Optional[str], str], int]] = None
 
     # ------------------------------------------------------------------ badge
     def _show(self, text: str, busy: bool) -> None:
@@ -62,6 +60,8 @@ class LiveRelations(QObject):
         self.badge_changed.emit(text)
 
     def clear(self) -> None:
+        """The graph on screen is up to date (a load or an update brought it there)."""
+        self.pending = None
         if self.badge.isVisible() or self.badge.text():
             self.badge.hide()
             self.badge.setText("")
@@ -86,10 +86,19 @@ class LiveRelations(QObject):
     def _counted(self, target: tuple[Optional[str], str], n: Optional[int]) -> None:
         if not n or self.selected() != target:
             return  # nothing stored, nothing changed, or the user chose another graph meanwhile
+        self.pending = (target, n)
         self._show(f"Out of date — {files_changed_text(n)}", busy=False)
+        if self.features.neighbourhood_running():
+            return  # "Show related files" is not replaced: it calls resume when it is done
         # On the graph's own task key: it replaces a load of the same graph that may have
         # started before the scan committed (and a later load or Rebuild replaces it).
         self.start_update(*target, n)
+
+    def resume(self) -> None:
+        """Start the update still pending, if it is for the graph the user has chosen."""
+        if self.pending is not None and self.pending[0] == self.selected():
+            (workspace, method), n = self.pending
+            self.start_update(workspace, method, n)
 
     def start_update(self, workspace: Optional[str], method: str, n: int) -> TaskHandle:
         from spar_desktop.ui.relations.features import TASK_KEY, gui_hint
@@ -106,22 +115,34 @@ class LiveRelations(QObject):
 
         def done(payload) -> None:
             if self.selected() == (workspace, method):
+                around = f.view.around
                 f.loaded_for, f.stale = (workspace, method), False
                 f.view.set_payload(payload)
+                if around is not None:  # the user looks at a neighbourhood: show it from the new graph
+                    centre = around.payload.file_ids[around.center]
+                    if centre in payload.file_ids:
+                        f.show_around(centre, around.hops)
             self.clear()
 
         def failed(err: TaskError) -> None:
             log.info("relations update failed: %s", err.message)
+            self.pending = None
             self._show(f"Out of date — {changed}; the update failed: {gui_hint(err.message)}", busy=False)
             f.stale = True  # the next load tries again
 
         def cancelled() -> None:
+            self.pending = None
             self._show(f"Out of date — {changed} (update cancelled: Rebuild, or reopen the tab, to update)",
                        busy=False)
             f.stale = True
 
-        self.handle = f.window.runner.run(
+        def ended() -> None:
+            if handle.state is TaskState.SUPERSEDED and self.pending is not None:
+                self._show(f"Out of date — {changed}", busy=False)  # until the replacing task says otherwise
+
+        handle = f.window.runner.run(
             partial(ops.update_graph, f.window.library, workspace, method),
             title=f"Updating relations ({label}, {where})", key=TASK_KEY, on_success=done, on_failure=failed,
             on_progress=progressed, on_cancelled=cancelled)
-        return self.handle
+        handle.finished.connect(ended)
+        return handle
