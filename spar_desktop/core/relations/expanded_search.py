@@ -49,6 +49,10 @@ EXPANSION_NOTE = ("Cover my session: besides the 3 best matches, brings files fr
                   "it helped only for tasks whose files had already been used together in earlier searches.")
 
 
+class ClustersNotBuilt(RelationsError):
+    """The workspace has no readable co-occurrence clusters: build them (method cooc), then search."""
+
+
 @dataclass(frozen=True)
 class ExpandedHit:
     file_id: int
@@ -81,13 +85,18 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
 
     if variant not in VARIANTS:
         raise RelationsError(f"unknown variant '{variant}': use one of {', '.join(VARIANTS)}")
-    stored = load_stored(library, workspace, "cooc")
+    workspace_id(library, workspace)  # an unknown workspace fails here, not as missing clusters
+    try:
+        stored = load_stored(library, workspace, "cooc")
+    except RelationsError as exc:  # none stored, or unreadable
+        raise ClustersNotBuilt(str(exc)) from exc
     if stored.cluster_labels is None or stored.cooc_vectors is None:
-        raise RelationsError("the stored co-occurrence build has no clusters: rebuild it (--method cooc)")
+        raise ClustersNotBuilt("the stored co-occurrence build has no clusters: rebuild it (--method cooc)")
     if manager is None:
         manager = Workspaces(library, engine_for(library.settings, encoder))
-    results = manager.search(workspace, query, k=depth)  # logged like any search
-    docs, _ = load_documents(library, workspace_id(library, workspace), encoder=encoder)
+    with manager.lock(workspace):  # the search and the documents see one state of the workspace
+        results = manager.search(workspace, query, k=depth)  # logged like any search
+        docs, _ = load_documents(library, workspace_id(library, workspace), encoder=encoder)
     index = docs.index()
     rows = [index[d] for d in stored.ids if d in index]  # documents of the build still in scope
     docs = subset(docs, rows)
@@ -135,7 +144,7 @@ def session_search(library: "Library", workspace: str, query: str, *, k: int = 8
                    manager: Any = None, encoder: Any = None) -> SessionResults:
     """Cluster-expanded search (``expand``) with a passage per file: the file's best passage among
     the search's top ``depth``, else its opening (page 1; no chunk, so it teaches the evolving keys
-    nothing). Needs a co-occurrence build of the workspace (RelationsError says so)."""
+    nothing). Needs a co-occurrence build of the workspace (ClustersNotBuilt says so)."""
     t0 = time.perf_counter()
     res = expanded_search(library, workspace, query, variant="expand", k=k, k_v=k_v, depth=depth, manager=manager,
                           encoder=encoder)

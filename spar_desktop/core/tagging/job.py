@@ -11,13 +11,11 @@ our own rather than the caller's pool thread).
 from __future__ import annotations
 
 import logging
-import os
-import threading
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional, TypeVar
+from typing import Any, Iterable, Optional, TypeVar
 
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.in_thread import call_in_thread
+from spar_desktop.core.in_thread import in_low_priority_thread
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, no_progress
 from spar_desktop.core.tagging.llm import Classify
 from spar_desktop.core.tagging.scoring import SuggestConfig
@@ -27,7 +25,6 @@ from spar_desktop.core.tagging.summaries import SummaryReport, summarize_files
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
-NICE = 10
 
 
 @dataclass(frozen=True)
@@ -37,21 +34,6 @@ class TaggingReport:
 
     def message(self) -> str:
         return f"{self.summaries.message()}; {self.suggestions.message()}"
-
-
-def _lower_priority() -> None:
-    if hasattr(os, "setpriority") and hasattr(threading, "get_native_id"):
-        try:
-            tid = threading.get_native_id()
-            if os.getpriority(os.PRIO_PROCESS, tid) < NICE:  # lower it, never raise it (`nice spar ...`)
-                os.setpriority(os.PRIO_PROCESS, tid, NICE)
-        except (OSError, AttributeError):  # not Linux-like, or not allowed: run at normal priority
-            pass
-
-
-def in_low_priority_thread(fn: Callable[[], T]) -> T:
-    """Run ``fn`` in a fresh thread at nice 10 and return (or raise) what it did."""
-    return call_in_thread(fn, "spar-tagging", setup=_lower_priority)
 
 
 def _phase(progress: ProgressCallback, label: str) -> ProgressCallback:
@@ -75,4 +57,4 @@ def run_tagging(library: Library, settings: Any, encoder: Any, classify: Optiona
                                     cancel, redo=redo, limit=limit)
         return TaggingReport(summaries, suggestions)
 
-    return in_low_priority_thread(work)
+    return in_low_priority_thread(work, "spar-tagging")

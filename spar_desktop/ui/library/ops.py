@@ -8,7 +8,7 @@ call, and return the core's frozen values. No Qt in here.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from typing import Optional
 
 from spar_desktop.core.library import overview, tag_edits
 from spar_desktop.core.library.database import Library
@@ -22,10 +22,6 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.workspaces.file_details import file_details
 
 
-def scan_paths(library: Library, paths: Sequence[str], progress: ProgressCallback, cancel: CancelToken) -> ScanSummary:
-    return overview.scan_paths(library, paths, progress, cancel)
-
-
 def load_tags(library: Library, progress: ProgressCallback, cancel: CancelToken) -> TagSnapshot:
     return overview.load_tags(library)
 
@@ -37,10 +33,6 @@ def load_files(library: Library, flt: FileFilter, progress: ProgressCallback, ca
 
 def load_details(library: Library, file_id: int, progress: ProgressCallback, cancel: CancelToken) -> Optional[FileDetails]:
     return file_details(library, file_id)
-
-
-def load_issues(library: Library, progress: ProgressCallback, cancel: CancelToken, limit: int = 5000) -> Issues:
-    return overview.load_issues(library, limit)
 
 
 def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool],

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from spar_desktop.core.in_thread import in_low_priority_thread
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.relations.payload import GraphPayload
@@ -114,9 +115,8 @@ def update_graph(library: Library, workspace: Optional[str], method: str, progre
                  cancel: CancelToken, *, encoder: Any = None) -> GraphPayload:
     """``load_graph`` at low priority (a thread at nice 10, as the tagging job): the update a scan
     starts must leave the CPU to the window and to the scan."""
-    from spar_desktop.core.tagging.job import in_low_priority_thread
-
-    return in_low_priority_thread(lambda: load_graph(library, workspace, method, progress, cancel, encoder=encoder))
+    return in_low_priority_thread(lambda: load_graph(library, workspace, method, progress, cancel, encoder=encoder),
+                                  "spar-relations")
 
 
 # -- Cover my session (cluster-expanded search in the workspace panel) ------------------------------
@@ -141,12 +141,11 @@ def build_clusters(library: Library, workspace: str, progress: ProgressCallback,
 
 
 def session_search(service: Any, workspace: str, query: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
-    """Cover my session: SessionResults (core/relations/expanded_search.py), under the workspace's
-    lock like any search of it (``service``: workspaces.ops.WorkspaceService)."""
+    """Cover my session: SessionResults (core/relations/expanded_search.py; it takes the
+    workspace's lock like any search of it). ``service``: workspaces.ops.WorkspaceService."""
     from spar_desktop.core.progress import Progress, check
     from spar_desktop.core.relations.expanded_search import session_search as search
 
     progress(Progress(0, None, f"covering a session in {workspace}"))
-    with service.lock(workspace):
-        check(cancel)
-        return search(service.library, workspace, query, manager=service.manager)
+    check(cancel)
+    return search(service.library, workspace, query, manager=service.manager)

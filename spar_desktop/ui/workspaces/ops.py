@@ -40,9 +40,6 @@ class WorkspaceService:
     def library(self) -> Library:
         return self.manager.library
 
-    def lock(self, name: str):
-        return self.manager.lock(name)
-
 
 # ---------------------------------------------------------------------------- service
 def open_service(library: Library, progress: ProgressCallback, cancel: CancelToken) -> WorkspaceService:

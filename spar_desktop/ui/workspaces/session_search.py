@@ -19,7 +19,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QToolButton
 
 from spar_desktop.core.progress import Progress
-from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER
+from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER, ClustersNotBuilt
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.base.tasks import TaskError
 from spar_desktop.ui.relations import ops
@@ -93,8 +93,6 @@ class SessionSearch(QObject):
             self.search(row.name, query)
 
     def search(self, name: str, query: str) -> None:
-        from spar_desktop.core.relations.scope import RelationsError
-
         c = self.controller
         c.search_started.emit(query)
 
@@ -103,7 +101,7 @@ class SessionSearch(QObject):
             c.search_finished.emit(results)
 
         def failed(err: TaskError) -> None:
-            if isinstance(err.exception, RelationsError) and "cooc" in err.message:
+            if isinstance(err.exception, ClustersNotBuilt):
                 self.clusters[name.casefold()] = False  # none (or an unreadable one): build, then search
                 self.build_then_search(name, query)
                 return
