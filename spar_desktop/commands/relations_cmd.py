@@ -265,7 +265,7 @@ def run_eval_sessions(args) -> int:
             report, extras = evaluate_beir_sessions(args.beir, args.split, settings.data_dir, k=args.k, k_v=args.k_v,
                                                     alpha=args.alpha, holdout=args.holdout, seed=args.seed,
                                                     device=args.device or settings.embedding_device,
-                                                    progress=progress, cancel=cancel)
+                                                    runtime=settings.embed_runtime, progress=progress, cancel=cancel)
     except (BeirError, ValueError) as exc:
         raise CommandError(str(exc)) from exc
     data = {**report.to_json(), "setup": extras}

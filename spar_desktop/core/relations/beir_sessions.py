@@ -22,13 +22,12 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from spar_desktop.core.embedding import encoder as embedding_encoder
 from spar_desktop.core.eval.beir import load_beir
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.clusters import CoocClusters, Word2VecParams, cluster_sequences
 from spar_desktop.core.relations.cooc import SequenceParams, build_sequences, nearest_neighbors, question_sequences
 from spar_desktop.core.relations.documents import DocSet
-from spar_desktop.core.relations.evaluation import cluster_pair_stats, corpus_docs, pairs_from_groups
+from spar_desktop.core.relations.evaluation import cluster_pair_stats, corpus_docs, eval_encoder, pairs_from_groups
 from spar_desktop.core.relations.expansion import ExpansionParams, cluster_boost, cluster_expand, dense_ranking
 from spar_desktop.core.relations.session_metrics import EvalSession, SessionEvalReport, evaluate_sessions
 from spar_desktop.core.relations.synthetic import salient_sentences
@@ -181,14 +180,14 @@ def evaluate_setup(docs: DocSet, setup: SessionSetup, clusters: CoocClusters, en
 
 def evaluate_beir_sessions(folder: str | Path, split: str, data_dir: str | Path, *, k: int = 8, k_v: int = 3,
                            alpha: float = 0.2, holdout: float = 0.0, seed: int = 42, encoder: Any = None,
-                           device: str = "cpu", config: Optional[CoocConfig] = None,
+                           device: str = "cpu", runtime: Optional[str] = None, config: Optional[CoocConfig] = None,
                            expansion: Optional[ExpansionParams] = None, train_evaluated: bool = False,
                            min_relevance: int = 1, progress: ProgressCallback = no_progress,
                            cancel: Optional[CancelToken] = None) -> tuple[SessionEvalReport, dict]:
     """Vanilla vs expand vs boost on one collection. ``expansion`` overrides k_v/alpha."""
     dataset = load_beir(folder, split)
     if encoder is None:
-        encoder = embedding_encoder.get_encoder(device)  # looked up per call: tests swap it
+        encoder = eval_encoder(data_dir, device, runtime)
     docs = corpus_docs(list(dataset.corpus.values()), data_dir, encoder=encoder, progress=progress, cancel=cancel)
     setup = make_sessions(dataset.qrels, dataset.queries, docs, holdout=holdout, seed=seed,
                           train_evaluated=train_evaluated, min_relevance=min_relevance)

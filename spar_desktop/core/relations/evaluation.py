@@ -18,6 +18,7 @@ from typing import Any, Iterable, Optional, Sequence
 import numpy as np
 from scipy import sparse
 
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.documents.extract import extract_text_string
 from spar_desktop.core.documents.types import ChunkerConfig
 from spar_desktop.core.embedding import encoder as embedding_encoder
@@ -42,6 +43,12 @@ def read_jsonl_corpus(path: str | Path) -> list[Any]:
     return out
 
 
+def eval_encoder(data_dir: str | Path, device: str = "cpu", runtime: Optional[str] = None) -> Any:
+    """The process-wide encoder an evaluation over ``data_dir`` uses: its built ONNX graph kept in
+    that data dir, as `spar eval` and the app keep theirs."""
+    return embedding_encoder.get_encoder(device, runtime=runtime, cache_dir=DataLayout(Path(data_dir)).onnx_cache)
+
+
 def corpus_docs(records: Sequence[Any], data_dir: str | Path, *, encoder: Any = None, device: str = "cpu",
                 with_vectors: bool = True, progress: ProgressCallback = no_progress,
                 cancel: Optional[CancelToken] = None) -> DocSet:
@@ -50,7 +57,7 @@ def corpus_docs(records: Sequence[Any], data_dir: str | Path, *, encoder: Any = 
         return DocSet(tuple(r.doc_id for r in records), tuple(r.title for r in records),
                       tuple(r.full_text for r in records))
     if encoder is None:
-        encoder = embedding_encoder.get_encoder(device)  # looked up per call: tests swap it
+        encoder = eval_encoder(data_dir, device)  # looked up per call: tests swap get_encoder
     # The same extraction as `spar eval` (core/eval/runner.py), so both share cached vectors.
     def extract(r: Any) -> Any:
         return extract_text_string(r.text, r.title or None)
