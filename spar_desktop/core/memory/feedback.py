@@ -106,25 +106,13 @@ def _key_of(c: ChunkArg) -> Optional[str]:
     return None
 
 
-def expansion_units(query: str, searcher: HybridSearcher, qvec: np.ndarray, helpers: Any = None,
-                    config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
-    """LLM units when ``helpers`` (LLMHelpers) answers usefully, else pseudo-relevance feedback."""
-    units = llm_units(helpers, query, config) if helpers is not None else []
-    if units:
-        return units
+def prf_expansion_units(query: str, searcher: HybridSearcher, qvec: np.ndarray,
+                        config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
+    """Pseudo-relevance feedback units: what learning uses when no LLM units were given."""
     res = searcher.search(query, k=config.prf_passages, query_vector=qvec)
     encoder = searcher.encoder
     return prf_units(query, [h.text for h in res.hits], idf=searcher.bm25.idf, stopwords=english_stopwords(),
                      sentence_scores=lambda sents: encoder.encode(sents) @ qvec, config=config)
-
-
-def _llm_units_or_none(helpers: Any, query: str, config: ERMConfig) -> list[ExpansionUnit]:
-    """Ollama's units, or [] (local feedback) when it fails in any way: learning never fails on it."""
-    try:
-        return llm_units(helpers, query, config)
-    except Exception as exc:  # noqa: BLE001 - any LLM trouble: learn from local feedback instead
-        log.info("ERM: no LLM expansion units (%s); using local feedback", exc)
-        return []
 
 
 def record_feedback(manager: Workspaces, workspace: str, query: str, chunks: Sequence[ChunkArg], success: bool, *,
@@ -138,7 +126,7 @@ def record_feedback(manager: Workspaces, workspace: str, query: str, chunks: Seq
     rewrites the collection and swaps the searcher. Never raises on bad input: the outcome says
     why nothing was learned."""
     if not units and helpers is not None and success and isinstance(query, str) and query.strip():
-        units = _llm_units_or_none(helpers, query, config)
+        units = llm_units(helpers, query, config)
     with manager.lock(workspace):
         return _record(manager, workspace, query, chunks, success, config, units)
 
@@ -164,7 +152,7 @@ def _record(manager: Workspaces, workspace: str, query: str, chunks: Sequence[Ch
     if not live:
         return _ignore(manager, ws_id, "none of the chunks is in the workspace any more")
     qvec = searcher.encoder.encode_query(query)
-    units = list(units or ()) or expansion_units(query, searcher, qvec, None, config)
+    units = list(units or ()) or prf_expansion_units(query, searcher, qvec, config)
     if not units:
         return _ignore(manager, ws_id, "no usable expansion units")
     uvecs = searcher.encoder.encode([u.text for u in units])

@@ -135,7 +135,8 @@ def parse_llm_units(reply: str, config: ERMConfig = ERMConfig()) -> list[Expansi
 
 
 def llm_units(helpers: Any, query: str, config: ERMConfig = ERMConfig()) -> list[ExpansionUnit]:
-    """Keywords + hypothetical answer from Ollama through ``LLMHelpers``; [] on any failure."""
+    """Keywords + hypothetical answer from Ollama through ``LLMHelpers``; [] on any failure
+    (learning then uses local feedback: it never fails on the LLM)."""
     # Deferred: chat's client loads ollama, httpx and pydantic, needed only when an LLM is asked.
     from spar_desktop.core.chat.client import ChatError
     from spar_desktop.core.chat.ollama_tasks import run_sync
@@ -145,5 +146,8 @@ def llm_units(helpers: Any, query: str, config: ERMConfig = ERMConfig()) -> list
                                                  options={"temperature": 0, "num_predict": 256}))
     except ChatError as exc:
         log.info("ERM: no LLM expansion (%s); using local feedback instead", exc)
+        return []
+    except Exception as exc:  # noqa: BLE001 - any other LLM trouble (a broken client) must not stop learning
+        log.warning("ERM: the LLM expansion failed (%s); using local feedback instead", exc)
         return []
     return parse_llm_units(reply, config)
