@@ -22,11 +22,10 @@ def _chunk_key(p: Any) -> Optional[str]:
     return f"{p.file_id}#{p.chunk_id}" if p.file_id is not None and p.chunk_id else None
 
 
-def _target(store: ThreadStore, message_id: int, passages: Optional[tuple] = None,
+def _target(store: ThreadStore, m: Any, passages: Optional[tuple] = None,
             success: bool = True) -> Optional[LearnTarget]:
-    """The question this answer replied to and the chunks to credit: ``passages`` when given, else
+    """The question answer ``m`` replied to and the chunks to credit: ``passages`` when given, else
     the ones the answer cited, else all it was grounded on (a retrieval-only answer cites none)."""
-    m = store.message(message_id)
     question = next((u.content for u in reversed(store.messages(m.thread_id))
                      if u.role == "user" and u.id < m.id), None)
     if not question:
@@ -44,18 +43,20 @@ def _target(store: ThreadStore, message_id: int, passages: Optional[tuple] = Non
 def rate_answer(store: ThreadStore, message_id: int, good: Optional[bool]) -> Optional[LearnTarget]:
     """Store the rating; return what memory should learn from it (None for a cleared rating or one
     that did not change: a repeated click is not a second confirmation)."""
-    before = store.message(message_id).feedback
+    m = store.message(message_id)  # read once: recording changes its rating, not what it cites
+    before = m.feedback
     store.record_feedback(message_id, good)
     if good is None or good is before:
         return None
-    return _target(store, message_id, success=good)
+    return _target(store, m, success=good)
 
 
 def open_citation(store: ThreadStore, message_id: int, n: int) -> Optional[LearnTarget]:
     """Remember the opened citation; the first open of [n] counts as success for its chunk."""
-    first = int(n) not in store.message(message_id).opened
+    m = store.message(message_id)  # read once: recording the open changes .opened, not the passages
+    first = int(n) not in m.opened
     cite = store.record_citation_opened(message_id, n)
     if cite is None or not first:
         return None
-    p = next((p for p in store.message(message_id).passages if p.n == int(n)), None)
-    return _target(store, message_id, (p,)) if p is not None else None
+    p = next((p for p in m.passages if p.n == int(n)), None)
+    return _target(store, m, (p,)) if p is not None else None
