@@ -94,10 +94,10 @@ def measure(data: Path, queries: int) -> dict:
     from spar_desktop.core.config import load_settings
     from spar_desktop.core.library.database import Library
     from spar_desktop.ui.main_window import MainWindow
-    from spar_desktop.ui.base.runtime import app_settings, tune_for_ui
+    from spar_desktop.ui.base.runtime import tune_for_ui
 
     app = QApplication.instance() or QApplication([])
-    settings = app_settings(load_settings(data))
+    settings = load_settings(data, app=True)
     lib = Library.open(settings)
     steps = {"before_window": rss_mb()}
     window = MainWindow(settings, lib, watch=False, interactive=False)

@@ -28,7 +28,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -169,10 +168,10 @@ def main(argv: list[str] | None = None) -> int:
     from PySide6.QtCore import QElapsedTimer, QEventLoop, Qt, QTimer
     from PySide6.QtWidgets import QApplication
 
-    from spar_desktop.core.config import Settings
     from spar_desktop.core.library.database import Library
     from spar_desktop.ui.main_window import MainWindow
-    from spar_desktop.ui.base.runtime import app_settings, preload_engine, tune_for_ui
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.ui.base.runtime import preload_engine, tune_for_ui
     from spar_desktop.ui.base.style import apply_style
     from tests.support.corpora import write_generated_tree
 
@@ -183,8 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     generate_s = time.perf_counter() - t0
 
     app = QApplication.instance() or QApplication([sys.argv[0]])
-    settings = Settings(data_dir=tmp / "data")
-    settings = replace(settings, chroma_process=False) if args.chroma_in_process else app_settings(settings)
+    settings = load_settings(tmp / "data", app=True, preferences=False,
+                             chroma_process=False if args.chroma_in_process else None)
     t0 = time.perf_counter()
     if not (args.no_preload or args.no_build):
         preload_engine(settings)  # as spar-desktop does behind its splash, before the window exists

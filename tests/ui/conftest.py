@@ -8,19 +8,18 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.config import Settings
+from spar_desktop.core.config import Settings, load_settings
 from spar_desktop.core.library.database import Library
 
 UI_TIMEOUT_MS = 30_000
 
 
 def app_like_settings(data_dir: Path) -> Settings:
-    """Settings as spar-desktop makes them: Chroma in its helper process."""
-    from spar_desktop.ui.base.runtime import app_settings
-
+    """Settings as spar-desktop makes them (load_settings(app=True): Chroma in its helper process),
+    from the built-in preferences: a developer's settings or variables never reach a test."""
     # Tag suggestions after every scan would run beside each test's own work; test_tag_review turns
     # them on itself.
-    return app_settings(Settings(data_dir=data_dir, auto_tagging=False))
+    return load_settings(data_dir, app=True, preferences=False, auto_tagging=False)
 
 
 @pytest.fixture

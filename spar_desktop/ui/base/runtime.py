@@ -18,8 +18,8 @@ core busy in BERT's matrix products the UI thread waited for a CPU (0.4-0.8 s ga
 with torch; with one core left, a build's p99 gap fell from 43 to 16-19 ms).
 
 The last long stalls were Chroma's: its Rust core holds the GIL for whole calls (35-120 ms an
-upsert batch, 67-105 ms window stalls in a 400-file build). ``app_settings`` runs Chroma in a helper
-process (core/retrieval/chroma_host.py), and chromadb is then not imported here at all.
+upsert batch, 67-105 ms window stalls in a 400-file build). The app's settings
+(``load_settings(app=True)``) run Chroma in a helper process (core/retrieval/chroma_host.py), and chromadb is then not imported here at all.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ import importlib
 import logging
 import os
 import sys
-from dataclasses import replace
 from typing import Callable
 
 from spar_desktop.core.config import Settings
@@ -64,13 +63,6 @@ def freeze_long_lived() -> None:
     build, 32 ms once frozen (measured with a faulthandler probe)."""
     gc.freeze()
 
-
-
-def app_settings(settings: Settings) -> Settings:
-    """The desktop app's settings: Chroma in a helper process (core/retrieval/chroma_host.py),
-    unless the settings already decided (SPAR_CHROMA_PROCESS, read by load_settings). The app
-    itself loads its settings with ``load_settings(app=True)``, which does the same."""
-    return settings if settings.chroma_process is not None else replace(settings, chroma_process=True)
 
 
 def preload_engine(settings: Settings, step: Callable[[str], None] = lambda _name: None) -> list[str]:

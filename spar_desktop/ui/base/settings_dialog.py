@@ -89,7 +89,7 @@ class SettingsDialog(QDialog):
         self.database_url = QLineEdit(settings.database_url or "")
         self.database_url.setPlaceholderText("SQLite file in the data folder (default)")
         self.chroma_url = QLineEdit(settings.chroma_url or "")
-        # Say what is true: the app runs Chroma in a helper process it starts (runtime.app_settings).
+        # Say what is true: the app runs Chroma in a helper process it starts (load_settings(app=True)).
         self.chroma_url.setPlaceholderText(
             "Local, in a helper process the app runs (default)" if settings.chroma_process
             else "Local, inside the app (default)")

@@ -113,16 +113,14 @@ def test_shutdown_stops_the_helper_and_later_calls_say_so(tmp_path):
 
 
 def test_the_helper_is_the_apps_choice_and_never_saved(tmp_path, monkeypatch):
-    from spar_desktop.ui.base.runtime import app_settings
-
     monkeypatch.delenv("SPAR_CHROMA_PROCESS", raising=False)
     settings = load_settings(tmp_path)
     assert not settings.chroma_process  # CLI and library: Chroma in-process
-    assert app_settings(settings).chroma_process is True  # the desktop app
-    app_settings(settings).save()
+    assert load_settings(tmp_path, app=True).chroma_process is True  # the desktop app
+    load_settings(tmp_path, app=True).save()
     assert "chroma_process" not in (tmp_path / "settings.json").read_text()
     monkeypatch.setenv("SPAR_CHROMA_PROCESS", "0")
-    assert app_settings(load_settings(tmp_path)).chroma_process is False
+    assert load_settings(tmp_path, app=True).chroma_process is False
     monkeypatch.setenv("SPAR_CHROMA_PROCESS", "1")
     assert load_settings(tmp_path).chroma_process is True
     assert replace(Settings(data_dir=tmp_path), chroma_url="http://h:1", chroma_process=True).chroma_url
