@@ -10,16 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
 
 
 @dataclass(frozen=True)
 class DataLayout:
     root: Path
-    # One built-encoder cache shared by several data dirs (the test suite, an admin's image).
-    # None: the data dir's own cache/onnx ($SPAR_MODEL_CACHE, read by embedding/onnx_encoder.py,
-    # still wins over either: plumbing for one cache, not a setting).
-    model_cache: Optional[Path] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "root", Path(self.root).expanduser())
@@ -62,8 +57,9 @@ class DataLayout:
 
     @property
     def onnx_cache(self) -> Path:
-        """Where the encoder's built ONNX graph is kept (core/embedding/onnx_encoder.py)."""
-        return self.model_cache if self.model_cache is not None else self.root / "cache" / "onnx"
+        """Where the encoder's built ONNX graph is kept (core/embedding/onnx_encoder.py;
+        $SPAR_MODEL_CACHE, read there, shares one cache between data dirs: plumbing, not a setting)."""
+        return self.root / "cache" / "onnx"
 
     @property
     def alpha_model(self) -> Path:

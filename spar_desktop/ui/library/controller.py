@@ -19,6 +19,7 @@ from PySide6.QtCore import QObject, Signal
 
 from spar_desktop.core.changes import NOTHING, Changes
 from spar_desktop.core.config import Settings
+from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.paths import is_within
 from spar_desktop.core.library.queries import FileFilter
@@ -26,7 +27,7 @@ from spar_desktop.core.library.tag_edits import TagEdit
 from spar_desktop.ui.base.process_ops import scan_op
 from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskRunner
 from spar_desktop.ui.library import ops
-from spar_desktop.ui.library.first_run import SAMPLE_DIR_NAME, SampleImport, import_sample_corpus, sample_corpus_dir
+from spar_desktop.ui.library.first_run import SampleImport, import_sample_corpus, sample_corpus_dir
 from spar_desktop.ui.library.watcher import FolderWatcher
 
 log = logging.getLogger(__name__)
@@ -60,7 +61,7 @@ class LibraryController(QObject):
             # Our own writes (database, logs) must never look like changes to a watched folder
             # that happens to contain the data dir; the sample corpus copy in it is watched.
             self.watcher = FolderWatcher(debounce_ms, ignore=(str(self.data_dir),),
-                                         allow=(str(self.data_dir / SAMPLE_DIR_NAME),), parent=self)
+                                         allow=(str(DataLayout(self.data_dir).sample_corpus),), parent=self)
             self.watcher.changed.connect(lambda root: self.start_scan(root, from_watch=True))
             self.watcher.not_fully_watched.connect(lambda root: self.status.emit(
                 f"{root} has more folders than can be watched: it is re-scanned every "
@@ -204,7 +205,7 @@ class LibraryController(QObject):
         if source is None:
             self.status.emit("The sample corpus is not installed")
             return None
-        target = self.data_dir / SAMPLE_DIR_NAME
+        target = DataLayout(self.data_dir).sample_corpus
 
         def done(result: SampleImport) -> None:
             self.status.emit(result.describe())
