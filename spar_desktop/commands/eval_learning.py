@@ -86,7 +86,7 @@ def run_learning_cmd(args: argparse.Namespace) -> int:
                                         device=args.device or settings.embedding_device,
                                         config=chunker_config_from(settings), progress=progress)
         if isinstance(args.alpha, float):
-            searcher.default_alpha = args.alpha
+            searcher.use_fixed_alpha(args.alpha)
         try:
             report = run_learning(searcher, evaluated, train, opts, rerank_fn, progress)
         except ValueError as exc:  # too few labelled queries to train on, and the like

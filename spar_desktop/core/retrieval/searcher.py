@@ -149,7 +149,7 @@ class HybridSearcher:
         self.alpha_model = alpha_model
         self.collection = collection
         self.candidate_depth = candidate_depth
-        self._default_alpha = fz.check_alpha(default_alpha)
+        self.default_alpha = fz.check_alpha(default_alpha)
         self.alpha_rule = fz.check_alpha_rule(alpha_rule)
         self.fill_missing = _check_fill(fill_missing)
         self.tokenizer = tokenizer
@@ -214,7 +214,7 @@ class HybridSearcher:
         self = cls.__new__(cls)
         self.encoder, self.alpha_model, self.collection = encoder, alpha_model, collection
         self.candidate_depth = candidate_depth
-        self._default_alpha = fz.check_alpha(default_alpha)
+        self.default_alpha = fz.check_alpha(default_alpha)
         self.alpha_rule = fz.check_alpha_rule(alpha_rule)
         self.fill_missing = _check_fill(fill_missing)
         self.tokenizer = tokenizer
@@ -229,15 +229,9 @@ class HybridSearcher:
                 else NumpyBackend(self.vectors)
         return self
 
-    @property
-    def default_alpha(self) -> float:
-        """The fixed dense weight, and the flatness rule's weight at its reference flatness."""
-        return self._default_alpha
-
-    @default_alpha.setter
-    def default_alpha(self, value: float) -> None:
-        # Assigning a weight (e.g. `spar eval --alpha 0.6` with learning) means "use this weight".
-        self._default_alpha = fz.check_alpha(value)
+    def use_fixed_alpha(self, value: float) -> None:
+        """Every query with dense weight ``value`` (e.g. `spar eval --alpha 0.6` with learning)."""
+        self.default_alpha = fz.check_alpha(value)
         self.alpha_rule = "fixed"
 
     @property

@@ -87,7 +87,7 @@ def test_explicit_learned_and_fixed_weights_are_kept(documents, encoder):
     fixed = HybridSearcher(documents, encoder, alpha_rule="fixed")
     assert fixed.search("corrosion").alpha == fixed.search("turbine inspection").alpha == fz.DEFAULT_ALPHA
     # Assigning a weight (what `spar eval --alpha X` with learning does) means "use this weight".
-    s.default_alpha = 0.6
+    s.use_fixed_alpha(0.6)
     assert s.alpha_rule == "fixed" and s.search("turbine inspection").alpha == 0.6
     with pytest.raises(ValueError):
         HybridSearcher(documents, encoder, alpha_rule="guess")
