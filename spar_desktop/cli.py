@@ -9,7 +9,7 @@ import sys
 from typing import Optional, Sequence
 
 from spar_desktop import __version__
-from spar_desktop.commands.common import CommandError  # noqa: F401  (also its old import path)
+from spar_desktop.commands.common import CommandError
 from spar_desktop.core.config import SettingsError
 from spar_desktop.core.migrations import IndexTooNewError, MigrationError
 

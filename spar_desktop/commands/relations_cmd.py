@@ -10,7 +10,7 @@ import sys
 from contextlib import contextmanager
 from typing import Iterator
 
-from spar_desktop.commands.common import StderrProgress, open_library, settings_from_args
+from spar_desktop.commands.common import CommandError, StderrProgress, open_library, settings_from_args
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 
@@ -122,7 +122,6 @@ def _cancellable(label: str) -> Iterator[tuple[StderrProgress, object]]:
 
 def _guard(fn):
     def wrapper(args):
-        from spar_desktop.cli import CommandError
         from spar_desktop.core.progress import Cancelled
         from spar_desktop.core.relations.scope import RelationsError
 
@@ -138,7 +137,6 @@ def _guard(fn):
 
 @_guard
 def run_build(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.relations.edrmq import EdrmqParams
     from spar_desktop.core.relations.service import build_relations, read_queries_file
 
@@ -181,7 +179,6 @@ def run_build(args) -> int:
 
 @_guard
 def run_top(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.relations.service import related_files
 
     if args.k < 1:
@@ -201,7 +198,6 @@ def run_top(args) -> int:
 
 @_guard
 def run_export(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.relations.service import export_relations
 
     fmt = args.format or args.out.rsplit(".", 1)[-1].lower()
@@ -228,7 +224,6 @@ def run_export(args) -> int:
 
 @_guard
 def run_search(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.relations.expanded_search import expanded_search
     from spar_desktop.core.workspaces.errors import WorkspaceError
 
@@ -251,7 +246,6 @@ def run_search(args) -> int:
 
 @_guard
 def run_eval_sessions(args) -> int:
-    from spar_desktop.cli import CommandError
     from spar_desktop.core.eval.beir import BeirError
     from spar_desktop.core.relations.beir_sessions import evaluate_beir_sessions
 

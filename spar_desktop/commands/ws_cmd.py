@@ -353,8 +353,7 @@ def run_import(args) -> int:
     from spar_desktop.core.workspaces.sparws import import_workspace
 
     r = import_workspace(_manager(args), args.file, args.name, threads=share)
-    found = r.matched_by_hash + r.matched_by_path
-    print(printable(f"imported workspace '{r.name}': {found}/{r.files_total} files found in this index "
+    print(printable(f"imported workspace '{r.name}': {r.matched}/{r.files_total} files found in this index "
                     f"({r.matched_by_hash} by content, {r.matched_by_path} by path), {r.threads} threads, "
                     f"{r.queries} past queries"))
     if r.renamed_from is not None:
