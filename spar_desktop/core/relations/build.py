@@ -22,11 +22,11 @@ from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, 
 from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
 from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
-from spar_desktop.core.relations.scope import RelationsError, load_documents, scope_key, workspace_id
+from spar_desktop.core.relations.scope import RelationsError, load_documents, scope_files, scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
 from spar_desktop.core.relations.tfidf import tfidf_top_k
 from spar_desktop.core.relations.topk import top_k_rows
-from spar_desktop.core.relations.updates import Accumulate, scope_fingerprints, update_edrmq
+from spar_desktop.core.relations.updates import Accumulate, update_edrmq
 from spar_desktop.core.retrieval.bm25_index import BM25Index
 from spar_desktop.core.workspaces.engine import engine_for
 
@@ -107,10 +107,12 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     ws_id = workspace_id(library, workspace)
     scope = scope_key(ws_id)
     need_vectors = method == "cooc" or (method == "edrmq" and retriever_uses_vectors(retriever, params))
-    # Read before the documents: a file changing in between is then seen as changed next time.
-    fingerprints = scope_fingerprints(library, ws_id)
+    # One read of the scope's files, before their texts: a file changing in between is then seen
+    # as changed next time.
+    files = scope_files(library, ws_id)
+    fingerprints = {str(f.file_id): f.content_hash for f in files}
     docs, notes = load_documents(library, ws_id, need_vectors=need_vectors, encoder=encoder, progress=progress,
-                                 cancel=cancel)
+                                 cancel=cancel, files=files)
     out_dir = store.relations_dir(library.settings.data_dir, scope, method)
     enc = None
     if need_vectors:

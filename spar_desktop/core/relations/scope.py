@@ -91,10 +91,11 @@ def _meta(f: ScopeFile) -> dict[str, Any]:
 
 
 def load_documents(library: "Library", ws_id: Optional[int], *, need_vectors: bool = True, encoder: Any = None,
-                   progress: ProgressCallback = no_progress,
-                   cancel: Optional[CancelToken] = None) -> tuple[DocSet, list[str]]:
-    """DocSet of the scope (ids = str(file id)) and notes about files left out."""
-    files = scope_files(library, ws_id)
+                   progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
+                   files: Optional[list[ScopeFile]] = None) -> tuple[DocSet, list[str]]:
+    """DocSet of the scope (ids = str(file id)) and notes about files left out. ``files``: the
+    scope's files when the caller has read them already (scope_files)."""
+    files = scope_files(library, ws_id) if files is None else files
     if not files:
         where = "this workspace (build it first: spar ws build NAME)" if ws_id is not None else \
             "the index (add a folder first: spar index DIR)"
