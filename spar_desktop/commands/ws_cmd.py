@@ -72,8 +72,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("query")
     s.add_argument("--k", type=int, default=10)
     s.add_argument("--method", choices=["hybrid", "bm25", "dense"], default="hybrid")
+    s.add_argument("--update", action="store_true",
+                   help="bring the workspace up to date with the index first (only what changed is read)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_search)
+
+    st = wsub.add_parser("status", help="is the workspace up to date with the index? (changed, new, removed files)")
+    st.add_argument("name")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=run_status)
 
     ls = wsub.add_parser("list", help="list workspaces")
     ls.add_argument("--json", action="store_true")
@@ -271,6 +278,10 @@ def run_build(args) -> int:
     print(printable(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
                     f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
                     f"+{report.added_vectors}/-{report.removed_vectors} vectors) in {report.seconds:.1f}s"))
+    if report.changed_files or report.new_files or report.removed_files:
+        print(printable(f"  updated: {report.changed_files} changed, {report.new_files} new, "
+                        f"{report.removed_files} removed since the last build; {report.read_documents} "
+                        f"document(s) read"))
     for note in report.notes:
         print(f"  note: {printable(note)}")
     for path, state, message in report.problems[:50]:
@@ -282,11 +293,25 @@ def run_build(args) -> int:
 
 @_guard
 def run_search(args) -> int:
-    res = _manager(args).search(args.name, args.query, k=args.k, method=args.method)
+    mgr = _manager(args)
+    fresh = mgr.freshness(args.name)
+    if fresh.stale and args.update:
+        progress = StderrProgress("updating")
+        try:
+            mgr.build(args.name, progress)
+        finally:
+            progress.finish()
+        fresh = mgr.freshness(args.name)
+    res = mgr.search(args.name, args.query, k=args.k, method=args.method)
     if args.json:
         print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
+                          "stale": fresh.stale, "freshness": fresh.to_json(),
                           "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
         return 0
+    if fresh.stale:
+        print(printable(f"warning: '{args.name}' is {fresh.describe()} since its build: these results come from "
+                        f"the files as they were then (update: spar ws build \"{args.name}\", "
+                        "or search with --update)"), file=sys.stderr)
     for note in res.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
     if not res.hits:
@@ -294,7 +319,8 @@ def run_search(args) -> int:
         return 0
     for h in res.hits:
         pages = page_span_label(h.path, h.page_start, h.page_end)
-        gone = "  [file no longer on disk]" if h.file_missing else ""
+        gone = ("  [file no longer on disk]" if h.file_missing else
+                "  [file changed since the build: text may be out of date]" if h.file_changed else "")
         print(printable(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}"))
         snippet = " ".join(h.text.split())
         print(f"     {printable(snippet[:300])}{'…' if len(snippet) > 300 else ''}")
@@ -310,17 +336,41 @@ def run_list(args) -> int:
     mgr = _manager(args)
     archived = mgr.archive_idle()
     infos = mgr.list()
+    fresh = {i.name: mgr.freshness(i.name) for i in infos if i.active}
     if args.json:
-        print(json.dumps([i.to_json() for i in infos], indent=1, default=str))
+        print(json.dumps([{**i.to_json(), **({"freshness": fresh[i.name].to_json()} if i.name in fresh else {})}
+                          for i in infos], indent=1, default=str))
         return 0
     for n in archived:
         print(printable(f"note: archived '{n}' (idle for {mgr.library.settings.workspace_idle_archive_days} days)"))
     if not infos:
         print('no workspaces yet: spar ws create NAME --prompt "..."')
     for i in infos:
-        print(f"{printable(i.name):<30} {i.status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
+        status = fresh[i.name].describe() if i.name in fresh and fresh[i.name].stale else i.status
+        print(f"{printable(i.name):<30} {status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
               f"last used {i.last_used_at:%Y-%m-%d %H:%M}"
               + ("  (interrupted — build again to resume)" if i.interrupted else ""))
+    return 0
+
+
+@_guard
+def run_status(args) -> int:
+    mgr = _manager(args)
+    info = mgr.get(args.name)
+    fresh = mgr.freshness(args.name)
+    if args.json:
+        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json()}, indent=1, ensure_ascii=False))
+        return 0
+    if info.built_at is None or info.archived:
+        print(printable(f"'{info.name}' is {info.status}: nothing built to compare"
+                        + (f" (spar ws {'reactivate' if info.archived else 'build'} \"{info.name}\")")))
+        return 0
+    print(printable(f"'{info.name}' is {fresh.describe()} (built {info.built_at:%Y-%m-%d %H:%M})"))
+    for what, paths in (("changed", fresh.changed), ("new", fresh.new), ("removed", fresh.removed)):
+        for p in paths:
+            print(printable(f"  {what:<8} {p}"))
+    if fresh.stale:
+        print(printable(f"update: spar ws build \"{info.name}\" (reads only the changed and new files)"))
     return 0
 
 

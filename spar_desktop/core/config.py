@@ -35,6 +35,9 @@ DEFAULT_OLLAMA_HOST = "http://127.0.0.1:11434"
 DEFAULT_OLLAMA_MODEL = "llama3.2"
 
 
+WORKSPACE_UPDATE_MODES = ("auto", "ask", "never")
+
+
 class SettingsError(ValueError):
     """A setting has a value the app cannot use; the message says which and why."""
 
@@ -68,6 +71,9 @@ class Settings:
     chunk_parent_tokens: int = 800
     chunk_overlap_tokens: int = 30
     workspace_idle_archive_days: int = 30
+    # Settings ▸ Workspaces: when the index changed under a built workspace, the app updates it
+    # in the background ('auto'), offers to ('ask'), or only says so ('never').
+    workspace_updates: str = "auto"
     # Reading files (Settings ▸ Reading files): the per-file budget and OCR.
     ocr_enabled: bool = True  # scanned pages and images are read by OCR when a workspace needs them
     extract_max_text_mb: int = 2  # text kept per document, millions of characters (~1,000 pages each)
@@ -118,6 +124,9 @@ class Settings:
                 f"Database URL '{self.database_url}' is not an SQLAlchemy URL "
                 "(e.g. postgresql+psycopg://user@host/db)"
             )
+        if self.workspace_updates not in WORKSPACE_UPDATE_MODES:
+            raise SettingsError(f"Keeping workspaces up to date must be one of {', '.join(WORKSPACE_UPDATE_MODES)}, "
+                                f"not '{self.workspace_updates}'")
         if self.embedding_device not in ("auto", "cpu", "cuda"):
             raise SettingsError(f"Embedding device must be auto, cpu or cuda, not '{self.embedding_device}'")
         if not 32 <= self.chunk_child_tokens <= 256:

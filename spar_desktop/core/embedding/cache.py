@@ -13,6 +13,7 @@ bytes share one entry; callers attach their own file id with ``CachedDocument.wi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import threading
@@ -58,11 +59,26 @@ CREATE TABLE IF NOT EXISTS chunks (
     context      TEXT,
     PRIMARY KEY (content_hash, chunker_key, model_id, ord)
 );
+-- Where a chunk text's vector already is (row ``row`` of a document's matrix): an edited file
+-- re-embeds only the chunks whose text is new. Pointers, not copies: no vector is stored twice.
+CREATE TABLE IF NOT EXISTS chunk_texts (
+    text_key     TEXT NOT NULL,
+    model_id     TEXT NOT NULL,
+    content_hash TEXT NOT NULL,
+    chunker_key  TEXT NOT NULL,
+    row          INTEGER NOT NULL,
+    PRIMARY KEY (text_key, model_id)
+) WITHOUT ROWID;
 """
 
 
 def is_searchable(chunk: Chunk) -> bool:
     return chunk.level in SEARCH_LEVELS
+
+
+def text_key(embed_text: str) -> str:
+    """What a vector depends on besides the model: the exact text the encoder reads."""
+    return hashlib.blake2b(embed_text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -182,6 +198,25 @@ class EmbeddingCache:
         with self._lock:
             return {r[0] for r in self._conn.execute(sql, args)}
 
+    def vectors_for_texts(self, keys: Sequence[str], model_id: str) -> dict[str, np.ndarray]:
+        """text key → its vector, for the chunk texts some cached document already embedded with
+        ``model_id`` (the others are absent)."""
+        out: dict[str, np.ndarray] = {}
+        keys = sorted(set(keys))
+        with self._lock:
+            for i in range(0, len(keys), 500):
+                part = keys[i:i + 500]
+                rows = self._conn.execute(
+                    "SELECT t.text_key, d.dim, substr(d.vectors, t.row * d.dim * 4 + 1, d.dim * 4) "
+                    "FROM chunk_texts t JOIN documents d ON d.content_hash = t.content_hash "
+                    "AND d.chunker_key = t.chunker_key AND d.model_id = t.model_id "
+                    f"WHERE t.model_id = ? AND t.row < d.n_vectors AND t.text_key IN ({','.join('?' * len(part))})",
+                    (model_id, *part)).fetchall()
+                for key, dim, blob in rows:
+                    if blob is not None and len(blob) == dim * 4:
+                        out[key] = np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=True)
+        return out
+
     # -- writes ------------------------------------------------------------------------------
     def put(self, doc: CachedDocument) -> None:
         self.put_many([doc])
@@ -210,6 +245,11 @@ class EmbeddingCache:
                          c.page_start, c.page_end, c.context)
                         for i, c in enumerate(doc.chunks)
                     ],
+                )
+                cur.executemany(
+                    "INSERT OR IGNORE INTO chunk_texts VALUES (?,?,?,?,?)",
+                    [(text_key(c.embed_text), doc.model_id, doc.content_hash, doc.chunker_key, row)
+                     for row, c in enumerate(c for c in doc.chunks if is_searchable(c))],
                 )
 
     def stats(self) -> CacheStats:

@@ -16,7 +16,7 @@ import numpy as np
 
 from spar_desktop.core.documents.chunking import chunk_document
 from spar_desktop.core.documents.types import Chunk, ChunkerConfig, ExtractedDocument
-from spar_desktop.core.embedding.cache import CachedDocument, EmbeddingCache, is_searchable
+from spar_desktop.core.embedding.cache import CachedDocument, EmbeddingCache, is_searchable, text_key
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
 Loader = Callable[[], ExtractedDocument]
@@ -120,7 +120,21 @@ def embed_documents(
             of = f"/{total:,}" if total is not None else ""
             report(f"embedding {embedded + p.done:,} chunks ({done:,}{of} documents)")
 
-        commit([i for i, n in enumerate(left) if n == 0], docs, vectors)  # nothing to embed: no text
+        # Chunk texts some cached document already embedded (the unchanged parts of an edited
+        # file, a paragraph shared by two files) are copied, not encoded again.
+        lookup = getattr(cache, "vectors_for_texts", None)
+        known = lookup([text_key(t) for _, _, t in rows], model_id) if lookup is not None and rows else {}
+        if known:
+            todo = []
+            for i, r, t in rows:
+                vec = known.get(text_key(t))
+                if vec is not None and vec.shape[0] == vectors[i].shape[1]:
+                    vectors[i][r] = vec
+                    left[i] -= 1
+                else:
+                    todo.append((i, r, t))
+            rows = todo
+        commit([i for i, n in enumerate(left) if n == 0], docs, vectors)  # nothing (left) to embed
         for start in range(0, len(rows), commit_texts):
             part = rows[start : start + commit_texts]
             out = encoder.encode([t for _, _, t in part], batch_size=batch_size, progress=batch_progress,

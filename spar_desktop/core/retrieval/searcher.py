@@ -42,6 +42,7 @@ from spar_desktop.core.retrieval.vector_store import (
 METHODS = ("hybrid", "bm25", "dense")
 TAG_FIELD = "spar_key"  # Chroma metadata: which key a vector is (ORIGINAL_TAG or an evolution tag)
 ORIGINAL_TAG = "original"
+VERSION_FIELD = "spar_doc"  # Chroma metadata: the content hash of the document version a vector is from
 FILLS = ("exact", "zero")
 DEFAULT_CANDIDATES = 100
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
@@ -184,7 +185,7 @@ class HybridSearcher:
             if collection is not None:
                 progress(Progress(1, 2, "loading vectors into the vector store"))
                 collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel)
-                collection.reconcile_tags(self.keys, self.vectors, self._metas(), TAG_FIELD)
+                collection.reconcile(self.keys, self.vectors, self._metas(), {TAG_FIELD: ORIGINAL_TAG, VERSION_FIELD: None})
                 self.dense = ChromaBackend(collection, self.keys, self._pos)
             else:
                 self.dense = NumpyBackend(self.vectors)
@@ -262,7 +263,9 @@ class HybridSearcher:
 
     def _metas(self) -> list[dict[str, Any]]:
         tags = {k: o.tag for k, o in self.overrides.items() if o.vector is not None}
-        return [{"doc_id": d, "chunk_id": self.table.chunk_id(p), TAG_FIELD: tags.get(k, ORIGINAL_TAG)}
+        refs = self.table.doc_refs
+        return [{"doc_id": d, "chunk_id": self.table.chunk_id(p), TAG_FIELD: tags.get(k, ORIGINAL_TAG),
+                 VERSION_FIELD: refs[d][0] if d in refs else None}
                 for p, (d, k) in enumerate(zip(self._doc_of, self.keys))]
 
     def with_keys(self, overrides: Mapping[str, KeyOverride], cancel: Optional[CancelToken] = None) -> "HybridSearcher":

@@ -228,17 +228,22 @@ class ChromaCollection:
                      [metadatas[p] for p in missing] if metadatas is not None else None, progress, cancel)
         return len(missing), len(stale)
 
-    def reconcile_tags(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]],
-                       field: str, default: str = "original") -> int:
-        """Rewrite the vectors whose stored ``field`` tag differs from the wanted one (evolved vs
-        original keys, ERM): the database is the truth, the collection is made to agree with it
-        after a crash, a reset or an evolution made elsewhere. Returns how many were rewritten."""
-        stored: dict[str, Any] = {}
+    def reconcile(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Sequence[Mapping[str, Any]],
+                  fields: Mapping[str, Any]) -> int:
+        """Rewrite the vectors whose stored metadata differs from the wanted one in any of
+        ``fields`` (name → the value a vector stored without it has): which key a vector is
+        (evolved vs original, ERM) and which version of its document it came from (an edited
+        file keeps its chunk ids, so an id alone does not say the vector is current). The
+        database and the cache are the truth; the collection is made to agree with them after an
+        edit, a crash, a reset or an evolution made elsewhere. Returns how many were rewritten."""
+        stored: dict[str, tuple] = {}
         step = self.max_batch()  # batched: one huge id list can exceed the store's query limits
         for start in range(0, len(ids), step):
             got = self._col.get(ids=list(ids[start:start + step]), include=["metadatas"])
-            stored.update({i: (m or {}).get(field, default) for i, m in zip(got["ids"], got["metadatas"] or [])})
-        stale = [p for p, i in enumerate(ids) if i in stored and stored[i] != metadatas[p].get(field, default)]
+            stored.update({i: tuple((m or {}).get(f, d) for f, d in fields.items())
+                           for i, m in zip(got["ids"], got["metadatas"] or [])})
+        stale = [p for p, i in enumerate(ids)
+                 if i in stored and stored[i] != tuple(metadatas[p].get(f, d) for f, d in fields.items())]
         if stale:
             self.add([ids[p] for p in stale], vectors[stale], [metadatas[p] for p in stale])
         return len(stale)

@@ -10,7 +10,7 @@ import logging
 import os
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from sqlalchemy import delete, select
 
@@ -28,7 +28,8 @@ from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMism
 from spar_desktop.core.workspaces.build_lock import build_running
 from spar_desktop.core.workspaces.engine import chunker_config
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
-from spar_desktop.core.workspaces.evolved_keys import evolved_overrides
+from spar_desktop.core.workspaces.evolved_keys import carry_over, drop_unreferenced, evolved_overrides
+from spar_desktop.core.workspaces.freshness import built_files, compare, index_states
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
 from spar_desktop.core.workspaces.selection import admitted_files
 
@@ -49,6 +50,13 @@ class WorkspaceBuildReport:
     ready: int = 0
     chunks: int = 0
     embedded_chunks: int = 0  # newly embedded in this build (0 when everything came from the cache)
+    read_documents: int = 0  # documents read from disk (not in the cache: new or changed content)
+    # What the index had changed since the last build (freshness.py): files updated, added, dropped.
+    changed_files: int = 0
+    new_files: int = 0
+    removed_files: int = 0
+    carried_keys: int = 0  # learned keys (ERM) that followed a chunk whose text survived an edit
+    dropped_keys: int = 0  # learned keys of document versions no workspace holds any more
     reused_documents: int = 0
     added_vectors: int = 0
     removed_vectors: int = 0
@@ -147,11 +155,15 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     report.notes += [p for p in flt.problems if "deleted" in p or "dropped" in p]
     with lib.session() as s:
         ws = manager.workspace_row(s, name)
-        ws_id, previous, prev_chunks = ws.id, ws.status, ws.chunk_count
+        ws_id, previous, prev_chunks, was_built = ws.id, ws.status, ws.chunk_count, ws.built_at is not None
         ws.status = WorkspaceStatus.BUILDING
     progress(Progress(0, None, "selecting files"))
     admitted = admitted_files(lib, flt)
     report.admitted = len(admitted)
+    held = built_files(lib, ws_id) if was_built else []
+    diff = compare(held, admitted, index_states(lib, [r[0] for r in held if r[0] is not None]
+                                               + [a[0] for a in admitted]))
+    report.changed_files, report.new_files, report.removed_files = len(diff.changed), len(diff.new), len(diff.removed)
     with lib.session() as s:
         rows = {f.id: f for f in s.scalars(select(File).where(File.id.in_([a[0] for a in admitted])))} if admitted else {}
         roots = {i: p for i, p in s.execute(select(Folder.id, Folder.path))}
@@ -211,6 +223,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
             states[file_id] = (WorkspaceFileState.READY, OCR_NOTE if from_ocr else None)
             if from_ocr:
                 ocr_ids.append(file_id)
+        report.carried_keys = carry_over(lib, eng.cache, _edits(held, admitted, docs))
         progress(Progress(0, None, "loading vectors into the workspace collection"))
         searcher, had_ids = _fill_collection(manager, ws_id, rebuild, by_doc, file_ids, cancel)
         if not had_ids and prev_chunks > 0 and previous == WorkspaceStatus.ACTIVE:
@@ -234,6 +247,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
         raise WorkspaceError(f"building '{name}' failed: {exc}") from exc
     report.embedded_chunks = getattr(eng.encoder, "texts_encoded", 0) - before
     report.reused_documents = cached_before
+    report.read_documents = len({h for h, _ in items}) - cached_before
     report.chunks = len(searcher)
     report.chunking = searcher.chunking.describe()
     report.ready = sum(1 for st, _ in states.values() if st == WorkspaceFileState.READY)
@@ -259,6 +273,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
         ws.archived_at, ws.last_error = None, None
         ws.model_id, ws.chunker_key, ws.chunk_count = eng.encoder.model_id, config.cache_key, len(searcher)
         built_at = ws.built_at
+    report.dropped_keys = drop_unreferenced(lib, {h for _, _, h, _ in held if h} - {h for _, _, h in admitted if h})
     progress(Progress(0, None, "saving the search index"))
     problem = manager.searchers.replace(ws_id, built_at, searcher)  # the next process opens it, no rebuild
     if problem:
@@ -306,6 +321,13 @@ def _alpha_model(manager: "Workspaces"):
     """A learned fusion weight (``spar eval --alpha learned --save-alpha DATA_DIR/alpha.json``)
     when one was trained, else None: the fixed weight."""
     return load_default_model(manager.library.settings.data_dir if manager.library.settings else None)
+
+
+def _edits(held: list, admitted: list, docs: dict) -> list[tuple[str, Any]]:
+    """(content hash as built, the new version's document) for every file whose content changed."""
+    before = {fid: h for fid, _, h, _ in held if fid is not None and h}
+    return [(before[fid], docs[h]) for fid, _, h in admitted
+            if fid in before and h and before[fid] != h and h in docs]
 
 
 def _ws(lib, ws_id: int) -> Workspace:

@@ -27,6 +27,9 @@ class DateSpan:
     end: date
     text: str  # the words that produced it
     note: Optional[str] = None  # an assumption the user should see (e.g. 'no year given')
+    # 'the last 30 days': a range that runs up to now, open on the right, so a workspace made
+    # from it admits files dated after its creation when it is updated.
+    open_end: bool = False
 
 
 @dataclass(frozen=True)
@@ -153,11 +156,11 @@ class DateParser:
         if t == "yesterday":
             return DateSpan(today - timedelta(days=1), today - timedelta(days=1), text)
         if t in ("this year", "current year"):
-            return DateSpan(date(today.year, 1, 1), today, text)
+            return DateSpan(date(today.year, 1, 1), date(today.year, 12, 31), text)  # the whole year
         if t == "last year":
             return DateSpan(date(today.year - 1, 1, 1), date(today.year - 1, 12, 31), text)
         if t == "this month":
-            return DateSpan(today.replace(day=1), today, text)
+            return DateSpan(today.replace(day=1), _month_end(today.year, today.month), text)
         if t == "last month":
             first = _shift_months(today.replace(day=1), -1)
             return DateSpan(first, _month_end(first.year, first.month), text)
@@ -166,12 +169,12 @@ class DateParser:
             if t == "last quarter":
                 q0 = _shift_months(q0, -3)
                 return DateSpan(q0, _month_end(*_shift_months(q0, 2).timetuple()[:2]), text)
-            return DateSpan(q0, today, text)
+            return DateSpan(q0, _month_end(*_shift_months(q0, 2).timetuple()[:2]), text)
         if t in ("this week", "last week"):
             monday = today - timedelta(days=today.weekday())
             if t == "last week":
                 return DateSpan(monday - timedelta(days=7), monday - timedelta(days=1), text)
-            return DateSpan(monday, today, text)
+            return DateSpan(monday, monday + timedelta(days=6), text)
         if m := re.fullmatch(r"(?:in\s+)?(?:the\s+)?(?:last|past)\s+(\d+|two|three|four|five|six|twelve)\s+(day|week|month|year)s?", t):
             words = {"two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "twelve": 12}
             start = _go_back(today, m[1] if m[1].isdigit() else words[m[1]], m[2])
@@ -179,7 +182,7 @@ class DateParser:
                 # 'the past 3000 years', 'last 999999999 days': every date there is, stated.
                 return DateSpan(date.min, today, text,
                                 f"'{text}' reaches back before the year 1: no earliest date is used")
-            return DateSpan(start, today, text)
+            return DateSpan(start, today, text, open_end=True)
         return None
 
 
@@ -437,7 +440,7 @@ def combine(findings: list[DateFinding]) -> tuple[Optional[date], Optional[date]
             continue  # about the content: in the notes, never a constraint
         lo = hi = None
         if f.kind == "within":
-            lo, hi = f.span.start, f.span.end
+            lo, hi = f.span.start, None if f.span.open_end else f.span.end
         elif f.kind == "since":
             lo = f.span.start
         elif f.kind == "after":  # the calendar's ends stay put rather than overflow

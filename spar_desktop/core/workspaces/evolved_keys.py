@@ -14,11 +14,11 @@ import logging
 from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.retrieval.searcher import KeyOverride
-from spar_desktop.core.workspaces.models import EvolvedKeyRow
+from spar_desktop.core.workspaces.models import EvolvedKeyRow, WorkspaceFile
 
 log = logging.getLogger(__name__)
 
@@ -94,3 +94,46 @@ def evolved_overrides(library: Any, documents: Mapping[str, Any], model_id: str,
             if k is not None:
                 out[f"{doc_id}#{c.chunk_id}"] = KeyOverride(k[0], k[1], k[2])
     return out
+
+
+def carry_over(library: Any, cache: Any, edits: Sequence[tuple[str, Any]]) -> int:
+    """For each (content hash as built, new version's CachedDocument) of an edited file, the keys
+    learned for chunks whose text the new version still has now belong to the new version's
+    chunk of that text too (a fresh build of the new file starts from them). Returns how many."""
+    moved = 0
+    with library.session() as s:
+        for old_hash, doc in edits:
+            rows = list(s.scalars(select(EvolvedKeyRow).where(
+                EvolvedKeyRow.content_hash == old_hash, EvolvedKeyRow.chunker_key == doc.chunker_key,
+                EvolvedKeyRow.model_id == doc.model_id)))
+            old = cache.get(old_hash, doc.chunker_key, doc.model_id) if rows else None
+            if old is None:
+                continue
+            text_of = {c.chunk_id: c.embed_text for c in old.children}
+            chunk_of = {c.embed_text: c.chunk_id for c in doc.children}
+            have = set(s.scalars(select(EvolvedKeyRow.chunk_id).where(
+                EvolvedKeyRow.content_hash == doc.content_hash, EvolvedKeyRow.chunker_key == doc.chunker_key,
+                EvolvedKeyRow.model_id == doc.model_id)))
+            for r in rows:
+                chunk_id = chunk_of.get(text_of.get(r.chunk_id, ""))
+                if chunk_id is None or chunk_id in have:
+                    continue
+                s.add(EvolvedKeyRow(content_hash=doc.content_hash, chunker_key=r.chunker_key, chunk_id=chunk_id,
+                                    model_id=r.model_id, vector=r.vector, extra_text=r.extra_text, tag=r.tag,
+                                    evolved_at=r.evolved_at))
+                have.add(chunk_id)
+                moved += 1
+    return moved
+
+
+def drop_unreferenced(library: Any, hashes: set[str]) -> int:
+    """Delete the evolved keys of these document versions when no workspace (archived ones
+    included) holds them any more: their chunks are gone. Returns how many rows went."""
+    dropped = 0
+    with library.session() as s:
+        for part in batches(list(hashes)):
+            held = set(s.scalars(select(WorkspaceFile.content_hash).where(WorkspaceFile.content_hash.in_(part))))
+            gone = [h for h in part if h not in held]
+            if gone:
+                dropped += s.execute(delete(EvolvedKeyRow).where(EvolvedKeyRow.content_hash.in_(gone))).rowcount or 0
+    return dropped

@@ -25,6 +25,7 @@ from spar_desktop.core.workspaces import builder, ranking
 from spar_desktop.core.workspaces.build_lock import build_in_progress
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
+from spar_desktop.core.workspaces.freshness import UP_TO_DATE, Freshness, freshness
 from spar_desktop.core.workspaces.locks import WorkspaceLocks
 from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
@@ -324,6 +325,14 @@ class Workspaces:
         problems += tuple(f"tag group '{label}' lost all its tags and was dropped" for label in emptied)
         return replace(flt, groups=tuple(g for g in groups if g.tags), problems=problems)
 
+    def freshness(self, name: str) -> Freshness:
+        """How a built workspace differs from what its request admits from the index now
+        (freshness.py); up to date when it is not built or archived (nothing to compare)."""
+        info = self.get(name)
+        if info.built_at is None or info.archived:
+            return UP_TO_DATE
+        return freshness(self.library, info.id, self.current_filter(info.name))
+
     def explain(self, name: str) -> Explanation:
         return explain(self.library, self.current_filter(name))
 
@@ -340,14 +349,16 @@ class Workspaces:
 
     def search(self, name: str, query: str, k: int = 10, method: str = "hybrid", session_key: Optional[str] = None,
                source: str = "search"):
-        with self.lock(name):
-            return search_workspace(self, name, query, k, method, session_key, source)
+        """Without the workspace's lock: searchers are immutable, so a search reads the current
+        build's while an update (which holds the lock for as long as it embeds) prepares the
+        next one and swaps it in at its end. Only a search that must rebuild waits (build
+        takes the lock)."""
+        return search_workspace(self, name, query, k, method, session_key, source)
 
     def searcher(self, name: str):
         """(workspace id, its HybridSearcher, notes): opened from memory or its saved state,
         rebuilt from the cache only when that state is missing or stale (notes say why)."""
-        with self.lock(name):
-            return open_searcher(self, name)
+        return open_searcher(self, name)
 
     # -- archive / reactivate / delete -----------------------------------------------------------
     def archive(self, name: str) -> WorkspaceInfo:

@@ -17,7 +17,7 @@ from spar_desktop.core.library.queries import copies_of
 from spar_desktop.core.retrieval.explain import Explanation, explain, matched_spans
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import WorkspaceError
-from spar_desktop.core.workspaces.models import QueryLogEntry
+from spar_desktop.core.workspaces.models import QueryLogEntry, WorkspaceFile
 
 log = logging.getLogger(__name__)
 
@@ -53,6 +53,7 @@ class WorkspaceHit:
     matched: tuple[tuple[int, int], ...] = ()
     evolved: bool = False
     rank_without_evolution: Optional[int] = None
+    file_changed: bool = False  # edited since the build: this text is the version the build read
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -117,6 +118,8 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
     with manager.library.session() as s:
         files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
         copies = copies_of(s, list(files.values()))
+        as_built = {fid: h for fid, h in s.execute(select(WorkspaceFile.file_id, WorkspaceFile.content_hash).where(
+            WorkspaceFile.workspace_id == ws_id, WorkspaceFile.file_id.in_(ids)))} if ids else {}
     hits = []
     tokenizer, unit = searcher.bm25.tokenizer, getattr(searcher, "keyword_unit", "chunk")
     for h in results.hits:
@@ -127,7 +130,8 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
                                  h.dense_score, h.text, h.parent_text, h.chunk_id, f.status == FileStatus.MISSING,
                                  copies.get(f.id, ()), h.keyword_part, h.meaning_part, h.alpha, unit,
                                  tuple(matched_spans(query, h.text, tokenizer)), h.evolved,
-                                 h.rank_without_evolution))
+                                 h.rank_without_evolution,
+                                 file_changed=f.id in as_built and as_built[f.id] != f.content_hash))
     log_id = log_query(manager, ws_id, query, [(fh.file_id, fh.score) for fh in results.files if fh.file_id],
                        latency, session_key, source)
     manager.touch(ws_id)

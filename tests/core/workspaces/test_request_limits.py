@@ -37,7 +37,7 @@ def test_relative_dates_before_the_year_1_are_clamped_with_a_note(text):
 ])
 def test_relative_dates_that_fit_are_exact(text, since):
     r = parse_request(text, TODAY)
-    assert (r.since, r.until) == (since, TODAY) and r.notes == ()
+    assert (r.since, r.until) == (since, None) and r.notes == ()  # up to now: open on the right
 
 
 def test_find_dates_never_raises_on_far_phrases():
