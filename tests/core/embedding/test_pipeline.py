@@ -102,3 +102,19 @@ def test_progress_never_runs_backwards_and_its_numbers_match_its_words(tmp_path,
     assert chunk_counts == sorted(chunk_counts)
     for p in embedding:
         assert f"({p.done:,}/{p.total:,} documents)" in p.message
+
+
+def test_an_edited_document_embeds_only_its_passages_whose_text_is_new(tmp_path, encoder):
+    original = " ".join(f"Paragraph {i} says the pump at site {i} was serviced on schedule." for i in range(40))
+    edited = original + " A cracked bracket was found behind the valve."
+    with EmbeddingCache(tmp_path) as cache:
+        old = embed_documents(CountingLoader().items([original]), CONFIG, encoder, cache)[content_hash(original)]
+        before = encoder.texts_encoded
+        new = embed_documents(CountingLoader().items([edited]), CONFIG, encoder, cache)[content_hash(edited)]
+        kept = {c.embed_text for c in old.children}
+        fresh = [c for c in new.children if c.embed_text not in kept]
+        assert len(old.children) > 3 and 1 <= len(fresh) < len(new.children)
+        assert encoder.texts_encoded - before == len(fresh)  # the unchanged passages' vectors were copied
+        stored = cache.get(content_hash(edited), CONFIG.cache_key, encoder.model_id)
+        np.testing.assert_array_equal(stored.vectors, new.vectors)
+    np.testing.assert_allclose(new.vectors, encoder.encode([c.embed_text for c in new.children]), atol=1e-5)

@@ -110,3 +110,38 @@ def test_failed_collection_write_leaves_everything_as_it_was(ws, monkeypatch):
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before
     mgr.searchers.clear()
     assert snapshot(mgr.search("ops", QUERY, k=4)) == before
+
+
+def test_an_update_keeps_learned_keys_of_passages_that_survive_an_edit_and_drops_the_rest(ws):
+    from spar_desktop.core.library.scanner import Scanner
+
+    mgr, share = ws
+    long_note = share / "Operations" / "2023" / "pumps.md"
+    long_note.write_text(" ".join(f"Section {i}: the pump station at site {i} held its pressure; gasket {i * 7} "
+                                  "was replaced during the visit." for i in range(40)), encoding="utf-8")
+    Scanner(mgr.library).scan([str(share)])
+    assert mgr.build("ops").new_files == 1
+    first = chunk_of(mgr, "ops", "pump station at site 0 gasket 0", "pumps.md")
+    yaw = chunk_of(mgr, "ops", QUERY, "yaw.md")
+    for target, query in ((first, "pump station at site 0 gasket 0"), (yaw, QUERY)):
+        assert record_feedback(mgr, "ops", query, [target], success=True, config=EVERY).accepted
+    before = mgr.searchers.items()[0][1]
+    pumps_id, yaw_id = first.split("#")[0], yaw.split("#")[0]
+    last = max((k for k in before.keys if k.startswith(pumps_id + "#")), key=lambda k: int(k.split("#c")[1]))
+    evolved = {k for k, o in before.overrides.items() if o.vector is not None}
+    assert first in evolved and yaw in evolved
+    surviving = {k for k in evolved if k.startswith(pumps_id + "#") and k != last}
+    old_rows = {k for k in evolved if k.split("#")[0] in (pumps_id, yaw_id)}
+
+    with open(long_note, "a", encoding="utf-8") as f:
+        f.write(" A cracked bracket was found behind the valve.")
+    (share / "Operations" / "2023" / "yaw.md").write_text("# Yaw system\n\nThe yaw motor was replaced.", encoding="utf-8")
+    Scanner(mgr.library).scan([str(share)])
+    report = mgr.build("ops")
+    assert report.changed_files == 2
+    assert report.carried_keys == len(surviving) >= 1  # unchanged passages keep what they learned
+    assert report.dropped_keys == len(old_rows)  # the old versions' keys: no workspace holds them
+    after = mgr.searchers.items()[0][1]
+    kept = {k for k, o in after.overrides.items() if o.vector is not None}
+    assert surviving <= kept and first in kept
+    assert not any(k.startswith(yaw_id + "#") for k in kept) and last not in kept
