@@ -413,6 +413,8 @@ class MainWindow(QMainWindow):
         server = (old.ollama_host, old.ollama_model) != (saved.ollama_host, saved.ollama_model)
         apply_live_settings(self.library, saved)
         self.chat.apply_settings()  # reads self.settings
+        if old.workspace_updates != saved.workspace_updates:
+            self.workspaces.refresh_freshness()  # 'auto' now: a stale current workspace updates at once
         text = "Settings saved" + (f"; now using Ollama at {saved.ollama_host}" if server else "")
         text += "; the next scan and build use the new reading limits" if reading else ""
         if restart:

@@ -88,3 +88,29 @@ def test_saving_reading_limits_in_the_window_applies_them(qtbot, window):
     assert window.library.settings.extract_max_seconds == 45
     assert window.viewer.budget().max_seconds == 45.0
     assert "reading limits" in window.statusBar().currentMessage()
+
+
+def test_keeping_workspaces_up_to_date_round_trips(qtbot, settings):
+    dialog = make(qtbot, settings)
+    combo = dialog.workspace_updates
+    assert [combo.itemText(i) for i in range(combo.count())] == ["Automatically", "Ask", "Never"]
+    assert combo.currentData() == "auto" and dialog.idle_days.value() == 30
+    combo.setCurrentIndex(combo.findData("ask"))
+    dialog.idle_days.setValue(0)
+    save_button(dialog).click()
+    stored = json.loads((settings.data_dir / "settings.json").read_text())
+    assert (stored["workspace_updates"], stored["workspace_idle_archive_days"]) == ("ask", 0)
+    loaded = load_settings(settings.data_dir)
+    assert (loaded.workspace_updates, loaded.workspace_idle_archive_days) == ("ask", 0)
+    reopened = make(qtbot, loaded)
+    assert reopened.workspace_updates.currentText() == "Ask" and reopened.idle_days.text() == "Never"
+    reopened.workspace_updates.setCurrentIndex(reopened.workspace_updates.findData("never"))
+    save_button(reopened).click()
+    assert load_settings(settings.data_dir).workspace_updates == "never"
+
+
+def test_the_update_mode_saved_in_the_window_applies_at_once(qtbot, window):
+    dialog = window.open_settings()
+    dialog.workspace_updates.setCurrentIndex(dialog.workspace_updates.findData("never"))
+    save_button(dialog).click()
+    assert window.library.settings.workspace_updates == "never" and window.settings.workspace_updates == "never"

@@ -77,6 +77,10 @@ class WorkspaceBuildReport:
             return f"Build of '{self.name}' stopped; finished files are kept and the next build resumes"
         text = (f"'{self.name}' is ready: {self.ready} of {self.admitted} files, {self.chunks:,} passages "
                 f"({self.embedded_chunks:,} newly embedded) in {self.seconds:.1f} s")
+        caught_up = ", ".join(f"{n} {what}" for n, what in ((self.changed_files, "changed"),
+                                                            (self.new_files, "new"), (self.removed_files, "removed")) if n)
+        if caught_up:
+            text += f"; updated: {caught_up}"
         if self.problems:
             text += f"; {len(self.problems)} file{'s' if len(self.problems) != 1 else ''} could not be used"
         return text

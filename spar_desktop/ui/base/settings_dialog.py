@@ -17,18 +17,20 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSpinBox,
     QStyle,
     QVBoxLayout,
     QWidget,
 )
 
-from spar_desktop.core.config import STORED_FIELDS, Settings, SettingsError
+from spar_desktop.core.config import STORED_FIELDS, WORKSPACE_UPDATE_MODES, Settings, SettingsError
 from spar_desktop.core.library.database import Library
 
 # Settings the running app cannot switch (open database, vector store, loaded encoder, built chunks).
@@ -43,6 +45,9 @@ LIVE_FIELDS = tuple(sorted(STORED_FIELDS - {f for _label, f in RESTART_SETTINGS}
 READING_FIELDS = ("ocr_enabled", "extract_max_text_mb", "extract_max_seconds", "archive_max_inflated_mb",
                   "auto_tagging")
 TEXT_MB_RANGE, SECONDS_RANGE, ARCHIVE_MB_RANGE = (1, 10_000), (1, 86_400), (1, 100_000)
+# Settings ▸ Workspaces: "Keep workspaces up to date" labels, in WORKSPACE_UPDATE_MODES order.
+UPDATE_MODE_LABELS = {"auto": "Automatically", "ask": "Ask", "never": "Never"}
+IDLE_DAYS_RANGE = (0, 3650)  # 0: never archive
 
 
 def reading_changed(old: Settings, new: Settings) -> bool:
@@ -129,6 +134,7 @@ class SettingsDialog(QDialog):
         form.addRow("Overlap", self.overlap_tokens)
 
         reading = self._reading_group(settings)
+        workspaces = self._workspaces_group(settings)
 
         self.error = QLabel()
         self.error.setObjectName("errorText")
@@ -137,7 +143,8 @@ class SettingsDialog(QDialog):
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
         note_icon = QLabel()
         note_icon.setPixmap(icon.pixmap(16, 16))
-        note = QLabel("The Ollama host and model and the reading limits apply as soon as you save. Storage, "
+        note = QLabel("The Ollama host and model, the reading limits and the workspace options apply as soon as "
+                      "you save. Storage, "
                       "device and chunking "
                       "changes take effect the next time SPAR Desktop starts.")
         note.setObjectName("muted")
@@ -151,8 +158,7 @@ class SettingsDialog(QDialog):
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.setSpacing(10)
-        for w in (storage, models, chunking, reading):
-            layout.addWidget(w)
+        layout.addWidget(self._scrolled((storage, models, chunking, reading, workspaces)), 1)
         layout.addLayout(note_row)
         layout.addWidget(self.error)
         layout.addWidget(self.buttons)
@@ -161,10 +167,43 @@ class SettingsDialog(QDialog):
             w.textChanged.connect(self._revalidate)
         self.ollama_model.currentTextChanged.connect(self._revalidate)
         self.device.currentTextChanged.connect(self._revalidate)
+        self.workspace_updates.currentIndexChanged.connect(self._revalidate)
         for s in (self.child_tokens, self.parent_tokens, self.overlap_tokens, self.max_text_mb, self.max_seconds,
-                  self.max_archive_mb):
+                  self.max_archive_mb, self.idle_days):
             s.valueChanged.connect(self._revalidate)
         self._revalidate()
+
+    def _scrolled(self, groups: tuple[QWidget, ...]) -> QScrollArea:
+        """The groups in a scroll area: on a short screen the dialog scrolls instead of squashing them."""
+        content = QWidget()
+        column = QVBoxLayout(content)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.setSpacing(10)
+        for group in groups:
+            column.addWidget(group)
+        column.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._content = content
+        return scroll
+
+    def showEvent(self, event) -> None:
+        """Open tall enough for every group (the scroll area alone asks for much less), but never
+        taller than the screen."""
+        if not self.property("sized"):
+            self.setProperty("sized", True)
+            width = max(self.width(), self.minimumWidth())
+            content = self._content
+            scroll = content.parentWidget().parentWidget()  # the viewport's scroll area
+            inner = width - self.layout().contentsMargins().left() - self.layout().contentsMargins().right()
+            needed = content.heightForWidth(inner) if content.hasHeightForWidth() else -1
+            wanted = self.sizeHint().height() - scroll.sizeHint().height() + max(needed, content.sizeHint().height())
+            screen = self.screen().availableGeometry().height() if self.screen() is not None else wanted
+            self.resize(width, min(wanted, int(screen * 0.92)))
+        super().showEvent(event)
 
     def _reading_group(self, settings: Settings) -> QGroupBox:
         self.ocr_enabled = QCheckBox("Read scanned pages and images with OCR")
@@ -192,6 +231,26 @@ class SettingsDialog(QDialog):
         form.addRow("Text kept per file (million characters)", self.max_text_mb)
         form.addRow("Time limit per file (seconds)", self.max_seconds)
         form.addRow("Largest archive member (MB)", self.max_archive_mb)
+        return group
+
+    def _workspaces_group(self, settings: Settings) -> QGroupBox:
+        self.workspace_updates = QComboBox()
+        for mode in WORKSPACE_UPDATE_MODES:
+            self.workspace_updates.addItem(UPDATE_MODE_LABELS.get(mode, mode), mode)
+        index = self.workspace_updates.findData(settings.workspace_updates)
+        self.workspace_updates.setCurrentIndex(max(0, index))
+        self.workspace_updates.setToolTip(
+            "When files change under a built workspace: update it in the background (search and chat keep "
+            "answering from the previous build meanwhile), offer an Update button, or only say it is out of date.")
+        self.idle_days = _bounded_spin(settings.workspace_idle_archive_days, IDLE_DAYS_RANGE,
+                                       "A workspace not searched or built for this many days is archived when the "
+                                       "app starts (its vectors are dropped; Reactivate rebuilds it). 0: never.")
+        self.idle_days.setSpecialValueText("Never")
+        group = QGroupBox("Workspaces")
+        form = QFormLayout(group)
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
+        form.addRow("Keep workspaces up to date:", self.workspace_updates)
+        form.addRow("Archive workspaces unused for (days):", self.idle_days)
         return group
 
     @staticmethod
@@ -226,6 +285,8 @@ class SettingsDialog(QDialog):
             extract_max_text_mb=self.max_text_mb.value(),
             extract_max_seconds=self.max_seconds.value(),
             archive_max_inflated_mb=self.max_archive_mb.value(),
+            workspace_updates=self.workspace_updates.currentData() or self.original.workspace_updates,
+            workspace_idle_archive_days=self.idle_days.value(),
         )
 
     def validation_error(self) -> Optional[str]:

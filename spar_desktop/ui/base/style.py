@@ -68,6 +68,9 @@ QFrame#chatBanner {{ background: #fff4d6; border-bottom: 1px solid #f0d48a; }}
 QFrame#questionBar {{ border-top: 1px solid #dcdfe4; background: #f5f6f8; }}
 QPlainTextEdit#questionBox {{ border: 1px solid #cfd3da; border-radius: 6px; background: white; padding: 2px; }}
 QWidget#threadColumn {{ background: #f1f2f5; }}
+QFrame#freshnessBar {{ background: #fff4d6; border: 1px solid #f0d48a; border-radius: 4px; }}
+QFrame#freshnessBar[tone="info"] {{ background: #eef3fc; border: 1px solid #c9d7f2; }}
+QLabel#freshnessText {{ color: #3b4150; background: transparent; border: none; }}
 """
 
 

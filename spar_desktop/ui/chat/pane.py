@@ -177,7 +177,8 @@ class ChatPane(QWidget):
     # ------------------------------------------------------------------ state
     def _can_ask(self) -> bool:
         c = self.controller
-        return (c.session is not None and c.workspace is not None and c.workspace.active
+        # searchable: also while an update runs (answers come from the previous build meanwhile)
+        return (c.session is not None and c.workspace is not None and c.workspace.searchable
                 and not c.answering and c.available)
 
     def _update_controls(self) -> None:
@@ -208,7 +209,7 @@ class ChatPane(QWidget):
             hint = "Chat needs the app's event loop; start SPAR Desktop normally to use it."
         elif row.status == "archived":
             hint = f"“{row.name}” is archived: reactivate it in the Workspace panel to ask questions."
-        elif not row.active:
+        elif not row.searchable:
             hint = f"Build “{row.name}” in the Workspace panel first; then ask questions about its files here."
         else:
             hint = (f"Ask a question about the {row.file_count:,} files in “{row.name}”. Answers cite their sources: "

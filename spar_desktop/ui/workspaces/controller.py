@@ -5,6 +5,12 @@ loads on first use, or early through ``warm_up``), the list of workspaces, which
 (it scopes search and chat), builds with progress and cancel, and latest-wins searches.
 Widgets only see frozen values through its signals. The list reloads when the task runner
 announces that workspaces changed (``TaskRunner.changed``), whichever operation changed them.
+
+Freshness: the current workspace is compared with what its filter admits from the index whenever
+it is selected and whenever files, tags or workspaces change (a watcher's scan, a tag edit, a
+build that ended); with ``Settings.workspace_updates == "auto"`` a stale one is updated in the
+background (search and chat keep answering from the previous build until the new one lands).
+At start, workspaces unused for ``workspace_idle_archive_days`` are archived.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from spar_desktop.ui.workspaces import ops
 
 if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspaces/ops.py)
     from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
+    from spar_desktop.core.workspaces.freshness import Freshness
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
     from spar_desktop.core.workspaces.sparws import WorkspaceImportReport
 
@@ -45,6 +52,8 @@ class WorkspaceController(QObject):
     search_finished = Signal(object)  # WorkspaceResults
     search_failed = Signal(str)
     learning_loaded = Signal(str, object)  # workspace name, MemoryStats
+    freshness_loaded = Signal(str, object)  # workspace name, Freshness (the current workspace's)
+    idle_archived = Signal(object)  # tuple[str, ...]: archived at start for being unused
     status = Signal(str)
     error = Signal(str, str)  # message, details
 
@@ -60,11 +69,22 @@ class WorkspaceController(QObject):
         # ERMConfig for feedback (None: the core default); tests use a small batch to close rounds.
         self.erm_config: Any = None
         self._learned_hits: set[tuple[Optional[int], str]] = set()  # (log id, chunk key) already credited
+        self._freshness: dict[str, Freshness] = {}  # casefolded name -> last computed
+        self.archived_idle: set[str] = set()  # casefolded names archive_idle archived this session
+        # Counts the announcements of file or tag changes: an automatic update is tried once per
+        # state of the index, so a build that fails (or leaves it stale) never restarts in a loop.
+        self._index_generation = 0
+        self._auto_tried: dict[str, int] = {}  # casefolded name -> generation of its last auto update
+        self._busy: dict[str, int] = {}  # casefolded name -> running archive/delete/filter saves
         runner.changed.connect(self._changed)
 
     def _changed(self, changes: Changes) -> None:
         if changes.workspaces:
-            self.refresh()
+            self.refresh()  # a current row that changed recomputes its freshness again (_loaded)
+        if changes.files or changes.tags:
+            self._index_generation += 1
+        if changes.files or changes.tags or changes.workspaces:
+            self.refresh_freshness()  # supersedes one started before this change (latest wins)
 
     # ------------------------------------------------------------------ service
     def start(self) -> None:
@@ -74,6 +94,25 @@ class WorkspaceController(QObject):
     def _opened(self, service: ops.WorkspaceService) -> None:
         self.service = service
         self.ready.emit()
+        self.archive_idle()  # before the list loads, so none is auto-updated just to be archived
+
+    def archive_idle(self) -> None:
+        """Archive the workspaces unused for settings.workspace_idle_archive_days; then reload."""
+        if self.service is not None:
+            self.runner.run(partial(ops.archive_idle, self.service), title="Archiving unused workspaces",
+                            visible=False, on_success=self._archived_idle, on_failure=self._archive_idle_failed)
+
+    def _archived_idle(self, names: tuple[str, ...]) -> None:
+        self.archived_idle.update(n.casefold() for n in names)
+        if names:
+            days = self.settings_value("workspace_idle_archive_days", 30)
+            self.status.emit(f"Archived {', '.join(repr(n) for n in names)}: unused for {days} days "
+                             "(Reactivate brings a workspace up to date with the index)")
+            self.idle_archived.emit(names)
+        self.refresh()
+
+    def _archive_idle_failed(self, err: TaskError) -> None:
+        log.warning("archiving idle workspaces failed: %s\n%s", err.message, err.details)
         self.refresh()
 
     def warm_up(self) -> None:
@@ -99,6 +138,7 @@ class WorkspaceController(QObject):
                 self.current = row
                 self.current_changed.emit(row)
                 self.refresh_learning()  # built, archived or reactivated: which keys count changed
+                self.refresh_freshness()  # built, archived or its filter saved: compare again
 
     def row(self, name: Optional[str]) -> Optional[WorkspaceInfo]:
         if name is None:
@@ -113,16 +153,24 @@ class WorkspaceController(QObject):
         self.last_results = None
         self.current_changed.emit(row)
         self.refresh_learning()
+        self.refresh_freshness()
 
     # ------------------------------------------------------------------ lifecycle
     def is_building(self, name: str) -> bool:
         return self.runner.is_running(build_key(name))
 
-    def build(self, name: str, title: Optional[str] = None) -> Optional[TaskHandle]:
+    def build(self, name: str, title: Optional[str] = None, background: bool = False) -> Optional[TaskHandle]:
+        """Build ``name``, or update it when it was built (only what changed is read and embedded);
+        ``background``: an update nobody asked for, run at low priority."""
         if self.service is None or self.is_building(name):
             return None
+        row = self.row(name)
+        title = title or (f"Updating {name}" if row is not None and row.built_at else f"Building {name}")
+        self.archived_idle.discard(name.casefold())  # reactivated: a later archive is the user's
 
         def done(report: WorkspaceBuildReport) -> None:
+            if not report.cancelled:
+                self._freshness.pop(name.casefold(), None)  # caught up; recomputed once the list reloads
             self.status.emit(report.describe())
             for note in report.notes:
                 log.info("build note (%s): %s", name, note)
@@ -137,12 +185,58 @@ class WorkspaceController(QObject):
             self.build_finished.emit(name, None)
 
         # However it ends, the row's status changed (WORKSPACES reloads the list).
-        handle = self.runner.run(partial(ops.build_workspace, self.service, name), title=title or f"Building {name}",
+        op = ops.update_in_background if background else ops.build_workspace
+        handle = self.runner.run(partial(op, self.service, name), title=title,
                                  key=build_key(name), on_progress=lambda p: self.build_progress.emit(name, p),
                                  on_success=done, on_failure=failed, on_cancelled=cancelled, changes=WORKSPACES)
         self.build_progress.emit(name, Progress(0, None, "starting"))
         self.refresh()  # the row now says 'building'
         return handle
+
+    # ------------------------------------------------------------------ freshness
+    def settings_value(self, field: str, default: Any) -> Any:
+        """The library's live setting (Settings ▸ Save replaces library.settings)."""
+        return getattr(self.library.settings, field, default) if self.library.settings is not None else default
+
+    def freshness(self, name: str) -> Optional[Freshness]:
+        """The last freshness computed for ``name`` (None: not known yet, or nothing to compare)."""
+        return self._freshness.get(name.casefold())
+
+    def refresh_freshness(self) -> None:
+        """Compare the current workspace with the index in the background; latest wins."""
+        row = self.current
+        if self.service is None or row is None:
+            return
+        if row.built_at is None or row.archived:
+            self._freshness.pop(row.name.casefold(), None)  # nothing built to compare
+            return
+        name = row.name
+
+        def done(fresh: Freshness) -> None:
+            if self.current is None or self.current.name != name:
+                return  # the answer for a workspace no longer shown
+            if fresh.stale:
+                self._freshness[name.casefold()] = fresh
+            else:
+                self._freshness.pop(name.casefold(), None)
+            self.freshness_loaded.emit(name, fresh)
+            self._maybe_update(name, fresh)
+
+        self.runner.run(partial(ops.workspace_freshness, self.service, name),
+                        title=f"Checking {name} against the index", key="ws-freshness", visible=False, on_success=done,
+                        on_failure=lambda err: log.info("freshness of '%s': %s", name, err.message))
+
+    def _maybe_update(self, name: str, fresh: Freshness) -> None:
+        """'auto': update a stale workspace in the background, once per state of the index."""
+        if not fresh.stale or self.settings_value("workspace_updates", "auto") != "auto" or self.is_building(name):
+            return
+        if self._busy.get(name.casefold()):
+            return  # being archived, deleted or re-filtered: its end recomputes the freshness
+        if self._auto_tried.get(name.casefold()) == self._index_generation:
+            return  # this state was tried already (failed, cancelled, or still stale): wait for a change
+        self._auto_tried[name.casefold()] = self._index_generation
+        log.info("updating '%s' in the background: %s", name, fresh.counts())
+        self.build(name, title=f"Updating {name}", background=True)
 
     def cancel_build(self, name: str) -> None:
         self.runner.cancel(build_key(name))
@@ -151,14 +245,15 @@ class WorkspaceController(QObject):
         return self.build(name, title=f"Reactivating {name}")
 
     def archive(self, name: str) -> Optional[TaskHandle]:
-        return self._simple(partial(ops.archive_workspace, self.service, name), f"Archiving {name}",
-                            f"Archived '{name}': its vectors are dropped; filter, files, threads and history are kept")
+        return self._changing(name, self._simple(
+            partial(ops.archive_workspace, self.service, name), f"Archiving {name}",
+            f"Archived '{name}': its vectors are dropped; filter, files, threads and history are kept"))
 
     def delete(self, name: str) -> Optional[TaskHandle]:
         if self.current is not None and self.current.name == name:
             self.select(None)
-        return self._simple(partial(ops.delete_workspace, self.service, name), f"Deleting {name}",
-                            f"Deleted workspace '{name}' (your files are untouched)")
+        return self._changing(name, self._simple(partial(ops.delete_workspace, self.service, name), f"Deleting {name}",
+                                                 f"Deleted workspace '{name}' (your files are untouched)"))
 
     def export(self, name: str, path: str) -> Optional[TaskHandle]:
         return self._simple(partial(ops.export_workspace, self.service, name, path), f"Exporting {name}",
@@ -177,12 +272,32 @@ class WorkspaceController(QObject):
 
     def save_filter(self, name: str, flt, on_saved: Optional[Callable] = None) -> Optional[TaskHandle]:
         def done(explanation) -> None:
-            self.status.emit(f"Saved the filter of '{name}': {explanation.admitted} files; build to update it")
+            built = self.row(name) is not None and self.row(name).built_at is not None
+            follows = built and self.settings_value("workspace_updates", "auto") == "auto"
+            self.status.emit(f"Saved the filter of '{name}': {explanation.admitted} files"
+                             + ("" if follows else "; build to update it"))
             if on_saved is not None:
                 on_saved(explanation)
 
-        return self.runner.run(partial(ops.save_filter, self.service, name, flt), title=f"Saving the filter of {name}",
-                               on_success=done, on_failure=self._failed, changes=WORKSPACES)
+        return self._changing(name, self.runner.run(
+            partial(ops.save_filter, self.service, name, flt), title=f"Saving the filter of {name}",
+            on_success=done, on_failure=self._failed, changes=WORKSPACES))
+
+    def _changing(self, name: str, handle: Optional[TaskHandle]) -> Optional[TaskHandle]:
+        """Mark ``name`` busy while ``handle`` (archive, delete, filter) runs: a freshness computed
+        before it must not start an update (its end announces workspaces: freshness is recomputed)."""
+        if handle is None or handle.done:
+            return handle
+        key = name.casefold()
+        self._busy[key] = self._busy.get(key, 0) + 1
+
+        def ended() -> None:  # before the task's changes are announced (TaskRunner._deliver)
+            left = self._busy.pop(key, 1) - 1
+            if left:
+                self._busy[key] = left
+
+        handle.finished.connect(ended)
+        return handle
 
     def select_later(self, name: str) -> None:
         """Select ``name`` once the list that contains it has loaded."""

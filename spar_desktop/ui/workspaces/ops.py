@@ -1,6 +1,6 @@
 """Background ops for workspaces, search and learning: one-line calls of the core (no Qt), each
 returning the core's frozen value or report (WorkspaceInfo, WorkspaceBuildReport,
-WorkspaceImportReport, Explanation, WorkspaceResults, FeedbackOutcome, MemoryStats).
+WorkspaceImportReport, Explanation, WorkspaceResults, Freshness, FeedbackOutcome, MemoryStats).
 
 The locks that keep a build, a search and a memory round of one workspace apart are the core's
 (``Workspaces`` takes them: core/workspaces/locks.py), so the CLI and chat's retrieval get the
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # types only: imported on a worker (see above)
     from spar_desktop.core.memory.config import ERMConfig
     from spar_desktop.core.memory.feedback import FeedbackOutcome, MemoryStats
     from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
+    from spar_desktop.core.workspaces.freshness import Freshness
     from spar_desktop.core.workspaces.manager import WorkspaceInfo, Workspaces
     from spar_desktop.core.workspaces.sparws import WorkspaceImportReport
 
@@ -107,6 +108,25 @@ def save_filter(service: WorkspaceService, name: str, flt: Any, progress: Progre
 def build_workspace(service: WorkspaceService, name: str, progress: ProgressCallback,
                     cancel: CancelToken) -> WorkspaceBuildReport:
     return service.manager.build(name, progress, cancel)
+
+
+def update_in_background(service: WorkspaceService, name: str, progress: ProgressCallback,
+                         cancel: CancelToken) -> WorkspaceBuildReport:
+    """An automatic update: the build on a thread at nice 10, so the window and a scan keep the CPU."""
+    from spar_desktop.core.in_thread import in_low_priority_thread
+
+    return in_low_priority_thread(lambda: service.manager.build(name, progress, cancel), f"update {name}")
+
+
+def workspace_freshness(service: WorkspaceService, name: str, progress: ProgressCallback,
+                        cancel: CancelToken) -> Freshness:
+    """What changed in the index under a built workspace (SQL over its rows and its filter)."""
+    return service.manager.freshness(name)
+
+
+def archive_idle(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> tuple[str, ...]:
+    """Archive the workspaces unused for settings.workspace_idle_archive_days; their names."""
+    return tuple(service.manager.archive_idle())
 
 
 def archive_workspace(service: WorkspaceService, name: str, progress: ProgressCallback, cancel: CancelToken) -> WorkspaceInfo:

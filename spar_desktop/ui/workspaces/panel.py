@@ -4,14 +4,18 @@ search box over the selected one; also the desktop integration "Show in folder".
 Selecting a workspace makes it current (the controller tells chat); a double-clicked search
 hit asks the window to open the viewer at its page with the passage highlighted (and counts as
 feedback for the evolving keys). The Learning line shows how many keys evolved, with a reset.
+The freshness line says when the index changed under the built workspace (with Update), that
+an update is running (search and chat answer from the previous build meanwhile), or that the
+workspace was archived for being unused.
 """
 
 from __future__ import annotations
 
 import html
 import os
+import re
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Optional
 
 from PySide6.QtCore import Qt, QUrl, Signal
@@ -42,7 +46,8 @@ from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
 from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
 
-if TYPE_CHECKING:  # a type only: the workspace modules load on a worker (workspaces/ops.py)
+if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspaces/ops.py)
+    from spar_desktop.core.workspaces.freshness import Freshness
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
 
 STATUS_COLOURS = {"active": "#1e7b34", "building": "#2f6fde", "archived": "#6a7180", "draft": "#a15c00",
@@ -51,7 +56,7 @@ STATUS_COLOURS = {"active": "#1e7b34", "building": "#2f6fde", "archived": "#6a71
 
 def status_text(row: WorkspaceInfo, building: bool) -> str:
     if building:
-        return "building"
+        return "updating" if row.built_at and row.status != "archived" else "building"
     if row.status == "building":  # a build that never finished (the app closed mid-build)
         return "interrupted"
     return {"draft": "not built"}.get(row.status, row.status)
@@ -83,6 +88,59 @@ def describe_row(row: WorkspaceInfo, chunking: Optional[str] = None) -> str:
     if row.last_error:
         parts.append(f"<span style='color:#b3261e'>{html.escape(row.last_error)}</span>")
     return " · ".join(parts)
+
+
+def build_time(dt: datetime, now: Optional[datetime] = None) -> str:
+    """'14:02' for a build of today, else '2024-05-03 14:02' (local time)."""
+    local = dt.replace(tzinfo=timezone.utc).astimezone()
+    today = (now or datetime.now(timezone.utc)).astimezone().date()
+    return f"{local:%H:%M}" if local.date() == today else f"{local:%Y-%m-%d %H:%M}"
+
+
+def archived_for_idleness(row: WorkspaceInfo, days: int, archived_now: bool = False) -> bool:
+    """Archived by the idle expiry: this session did it (``archived_now``), or it was archived
+    after ``days`` without use (the core records no reason; a manual archive that late reads the same)."""
+    if not row.archived or days <= 0:
+        return False
+    if archived_now:
+        return True
+    return row.archived_at is not None and row.archived_at - row.last_used_at >= timedelta(days=days)
+
+
+def freshness_line(row: Optional[WorkspaceInfo], fresh: Optional[Freshness], building: bool,
+                   idle_archived: bool = False, idle_days: int = 30) -> Optional[tuple[str, str, bool]]:
+    """(text, tone 'warn' | 'info', show Update) for the freshness line, or None to hide it."""
+    if row is None:
+        return None
+    if row.archived and not building:
+        if not idle_archived:
+            return None
+        return (f"Archived after {idle_days} days unused — Reactivate brings it up to date with the index",
+                "info", False)
+    if building:
+        if not row.built_at or row.archived:
+            return None  # a first build or a reactivation: the progress bar says it all
+        return (f"Updating… (answers come from the build of {build_time(row.built_at)} until it lands)",
+                "info", False)
+    if fresh is not None and fresh.stale:
+        counts = re.sub(r"(\d) ", "\\1\u00a0", fresh.counts())  # '1 removed' never wraps apart
+        return f"Out of date ({counts})", "warn", True
+    return None
+
+
+def freshness_tooltip(fresh: Freshness, listed: int = 20) -> str:
+    """The paths behind the counts (the first ``listed`` of them)."""
+    lines = ["The index changed since this workspace was built; Update reads only these files."]
+    left = listed
+    total = len(fresh.changed) + len(fresh.new) + len(fresh.removed)
+    for title, paths in (("Changed since the build:", fresh.changed), ("New (its filter admits them now):", fresh.new),
+                         ("Removed (gone, or no longer admitted):", fresh.removed)):
+        if paths and left > 0:
+            lines += ["", title] + [f"  {p}" for p in paths[:left]]
+            left -= min(left, len(paths))
+    if total > listed:
+        lines.append(f"… and {total - listed:,} more")
+    return "\n".join(lines)
 
 
 def _n(count: int, word: str) -> str:
@@ -145,6 +203,8 @@ class WorkspacePanel(QWidget):
         c.search_finished.connect(self.show_results)
         c.search_failed.connect(self._search_failed)
         c.learning_loaded.connect(self._learning_loaded)
+        c.freshness_loaded.connect(lambda _name, _fresh: self._update_actions())
+        c.idle_archived.connect(lambda _names: self._update_actions())
 
     # ------------------------------------------------------------------ layout
     def _build(self) -> None:
@@ -190,6 +250,7 @@ class WorkspacePanel(QWidget):
         self.info.setWordWrap(True)
         self.info.setTextFormat(Qt.TextFormat.RichText)
         layout.addWidget(self.info)
+        layout.addWidget(self._freshness_bar())
 
         self.learning_box = QWidget()
         ll = QHBoxLayout(self.learning_box)
@@ -278,6 +339,25 @@ class WorkspacePanel(QWidget):
         layout.addWidget(self.results, 1)
         self._update_actions()
 
+    def _freshness_bar(self) -> QFrame:
+        """'Out of date (…)' with Update, 'Updating…', or 'Archived after N days unused'."""
+        self.freshness_bar = QFrame()
+        self.freshness_bar.setObjectName("freshnessBar")
+        fl = QHBoxLayout(self.freshness_bar)
+        fl.setContentsMargins(8, 4, 4, 4)
+        fl.setSpacing(6)
+        self.freshness_label = QLabel()
+        self.freshness_label.setObjectName("freshnessText")
+        self.freshness_label.setWordWrap(True)
+        self.update_button = QPushButton("Update")
+        self.update_button.setToolTip("Read the changed and new files and drop the removed ones; search and chat "
+                                      "keep answering from the current build meanwhile")
+        self.update_button.clicked.connect(self._build_clicked)
+        fl.addWidget(self.freshness_label, 1)
+        fl.addWidget(self.update_button, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.freshness_bar.hide()
+        return self.freshness_bar
+
     def _ready(self) -> None:
         self.new_button.setEnabled(True)
         self._update_actions()
@@ -363,16 +443,46 @@ class WorkspacePanel(QWidget):
         self.export_action.setEnabled(has and not building)
         self.delete_action.setEnabled(has and not building)
         self.more_button.setEnabled(self.controller.service is not None)
-        self.search_box.setEnabled(has and row.active and not building)
+        # An update keeps answering from the previous build: only a first build disables search.
+        self.search_box.setEnabled(has and row.searchable)
         self.session.set_enabled(self.search_box.isEnabled())
         self.progress_box.setVisible(building)
         self.progress_label.setVisible(building)
         self._show_learning(row, building)
+        self._show_freshness(row, building)
         for i in range(self.list.topLevelItemCount()):
             item = self.list.topLevelItem(i)
             r = self.controller.row(item.data(0, Qt.ItemDataRole.UserRole))
             if r is not None:
                 self._paint_status(item, r)
+
+    # ------------------------------------------------------------------ freshness
+    def _show_freshness(self, row: Optional[WorkspaceInfo], building: bool) -> None:
+        c = self.controller
+        days = c.settings_value("workspace_idle_archive_days", 30)
+        fresh = c.freshness(row.name) if row is not None else None
+        idle = row is not None and archived_for_idleness(row, days, row.name.casefold() in c.archived_idle)
+        line = freshness_line(row, fresh, building, idle, days)
+        self.freshness_bar.setVisible(line is not None)
+        if line is None:
+            return
+        text, tone, update = line
+        self.freshness_label.setText(text)
+        if update and fresh is not None:
+            tip = freshness_tooltip(fresh)
+        elif tone == "info" and building:
+            tip = "Search and chat answer from the previous build until the update finishes; the next search " \
+                  "after it uses the new one."
+        else:
+            tip = (f"Unused for {days} days, so its vectors were dropped to free space (Settings ▸ Workspaces). "
+                   "Its filter, files, threads and history are kept.")
+        self.freshness_label.setToolTip(tip)
+        self.update_button.setVisible(update)
+        self.update_button.setEnabled(update and c.service is not None and not building)
+        if self.freshness_bar.property("tone") != tone:  # the style sheet colours the bar by tone
+            self.freshness_bar.setProperty("tone", tone)
+            self.freshness_bar.style().unpolish(self.freshness_bar)
+            self.freshness_bar.style().polish(self.freshness_bar)
 
     # ------------------------------------------------------------------ learning
     def _learning_loaded(self, name: str, stats) -> None:
@@ -419,7 +529,10 @@ class WorkspacePanel(QWidget):
             self.progress_label.setText("Stopping after the current batch…")
 
     def _build_progress(self, name: str, p: Progress) -> None:
+        first = name not in self._progress
         self._progress[name] = p
+        if first:
+            self._update_actions()  # a build started (perhaps by itself): buttons and freshness line follow
         item = self.item_for(name)
         row = self.controller.row(name)
         if item is not None and row is not None:
@@ -434,7 +547,8 @@ class WorkspacePanel(QWidget):
             self.progress_bar.setValue(int(view.fraction * 1000))
         else:
             self.progress_bar.setRange(0, 0)
-        self.progress_label.setText(f"Building: {view.text}" if view.text else "Building…")
+        verb = "Updating" if row is not None and row.built_at else "Building"
+        self.progress_label.setText(f"{verb}: {view.text}" if view.text else f"{verb}…")
 
     def _build_finished(self, name: str, summary) -> None:
         self._progress.pop(name, None)

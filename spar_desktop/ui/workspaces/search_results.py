@@ -2,7 +2,9 @@
 the query's words highlighted, a "why" line (keyword and meaning shares of the score, learned keys
 that moved it), then where else the same content lies ("also at: …") when copies collapsed.
 Results that Cover my session added from a co-occurrence cluster carry a "+ from cluster" mark
-(CLUSTER_ROLE); a file the search never reached shows its opening instead of a passage."""
+(CLUSTER_ROLE); a file the search never reached shows its opening instead of a passage. A hit whose
+file was edited since the build ("changed since the build") or is gone ("no longer on disk") says
+so: its passage is the text the build read."""
 
 from __future__ import annotations
 
@@ -23,6 +25,27 @@ SNIPPET_CHARS = 220
 MARK = "<span style='background:#fff3b0'><b>"
 UNMARK = "</b></span>"
 _OPEN, _CLOSE = "\x02", "\x03"  # span markers that survive whitespace folding and truncation
+MISSING_MARK = "no longer on disk"
+CHANGED_MARK = "changed since the build"
+
+
+def file_mark(hit) -> str:
+    """The mark after the file name of a hit whose passage may not be the file's text today."""
+    if hit.file_missing:
+        return f" <span style='color:#b3261e'>({MISSING_MARK})</span>"
+    if getattr(hit, "file_changed", False):
+        return f" <span style='background:#fff4d6; color:#8a5a00'>&nbsp;{CHANGED_MARK}&nbsp;</span>"
+    return ""
+
+
+def file_note(hit) -> str:
+    """Why the mark is there, for the tooltip ('' without a mark)."""
+    if hit.file_missing:
+        return "This file is no longer on disk: the passage is the text the workspace was built from."
+    if getattr(hit, "file_changed", False):
+        return ("This file was edited since the workspace was built: the passage is the older version. "
+                "Update the workspace to search the current text.")
+    return ""
 
 
 def highlighted_snippet(text: str, spans, limit: int = SNIPPET_CHARS) -> str:
@@ -86,7 +109,7 @@ def hit_html(hit, snippet: str, from_cluster: bool = False) -> str:
     "+ from cluster" mark first."""
     # a file-level result (no chunk) shows the file's opening
     pages = page_span_label(hit.path, hit.page_start, hit.page_end) if hit.chunk_id else "start of the file"
-    missing = " <span style='color:#b3261e'>(missing)</span>" if hit.file_missing else ""
+    missing = file_mark(hit)
     container = container_name(hit.path)
     inside = f" <span style='color:#6a7180'>in {html.escape(container)}</span>" if container else ""
     text = (f"{CLUSTER_MARK + ' ' if from_cluster else ''}<b>{html.escape(member_name(hit.path))}</b>{inside}{missing}"
@@ -104,6 +127,9 @@ def hit_html(hit, snippet: str, from_cluster: bool = False) -> str:
 def hit_tooltip(hit, listed: int = 20, from_cluster: bool = False) -> str:
     why = "\n".join(hit_explanation(hit).lines()) if hit.chunk_id else "The opening of the file (no passage matched)"
     text = f"{hit.path}\n{why}\n\n{' '.join(hit.text.split())[:600]}"
+    note = file_note(hit)
+    if note:
+        text = f"{note}\n{text}"
     if from_cluster:
         text = (f"{FROM_CLUSTER}: {EXPANSION_LABEL} added this file — it is usually used together with the top "
                 f"results.\n{text}")
