@@ -71,7 +71,17 @@ def run(args: argparse.Namespace) -> int:
             print(f"  ... and {len(r.problems) - MAX_PROBLEM_LINES} more (spar files --status error)")
         if r.seen == 0 and r.problems and not r.missing:
             failed = True
+    if not cancel.cancelled and any(r.new or r.changed or r.missing for r in reports):
+        _print_stale_workspaces(library)
     sys.stdout.flush()
     if cancel.cancelled:
         return 130
     return 1 if failed else 0
+
+
+def _print_stale_workspaces(library) -> None:
+    """Built workspaces this scan left behind: say so, with the command that updates them."""
+    from spar_desktop.core.workspaces.manager import Workspaces
+
+    for name, fresh in Workspaces(library).out_of_date():
+        print(printable(f"  workspace '{name}' is {fresh.describe()}: spar ws build \"{name}\""))

@@ -85,6 +85,7 @@ def test_a_workspace_sees_every_kind_of_change_and_updates_to_what_a_fresh_build
     os.utime(reports / "old-audit.md", (ts, ts))
     code, out, _ = spar(capsys, data, "index", str(share))
     assert code == 0 and "1 new" in out and "1 missing" in out
+    assert "workspace 'live' is out of date (1 changed, 2 new, 1 removed)" in out  # the re-tag comes next
     assert spar(capsys, data, "tags", "tag", "urgent", str(share / "Other" / "memo.md"))[0] == 0
 
     st = status(capsys, data, "live")

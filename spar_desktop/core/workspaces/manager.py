@@ -333,6 +333,14 @@ class Workspaces:
             return UP_TO_DATE
         return freshness(self.library, info.id, self.current_filter(info.name))
 
+    def out_of_date(self) -> list[tuple[str, Freshness]]:
+        """(name, freshness) of every active workspace the index has moved away from (after a scan)."""
+        with self.library.session() as s:
+            names = list(s.scalars(select(Workspace.name).where(
+                Workspace.status == WorkspaceStatus.ACTIVE, Workspace.built_at.is_not(None)).order_by(Workspace.name)))
+        found = [(n, self.freshness(n)) for n in names]
+        return [(n, f) for n, f in found if f.stale]
+
     def explain(self, name: str) -> Explanation:
         return explain(self.library, self.current_filter(name))
 
