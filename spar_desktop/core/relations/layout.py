@@ -56,6 +56,9 @@ PAPER_TABLE1 = ForceAtlas2Settings()
 # From the spectral start, 100 iterations separate communities (benchmarks/relations.py measures
 # it); Gephi users would run it longer by hand, which the UI can do by calling again with `initial`.
 ITERATIONS = 100
+# The finest Barnes–Hut grid: 2^16 cells a side. Crowded cells (nodes that coincide) stop
+# deepening there; beyond it the exact near field takes them.
+MAX_DEPTH = 16
 
 
 def prepare_weights(weights: np.ndarray, s: ForceAtlas2Settings) -> np.ndarray:
@@ -109,16 +112,30 @@ def _cells(P: np.ndarray, origin: np.ndarray, side: float, g: int) -> tuple[np.n
 
 def _choose_depth(P: np.ndarray, origin: np.ndarray, side: float, r: int) -> int:
     """About four nodes per finest cell, deeper while crowded cells would make the exact near
-    field large (clusters tighten as the layout converges)."""
+    field large (clusters tighten as the layout converges). Counted over occupied cells only: a
+    grid of 4^depth cells is never allocated (at depth 16 that was 34 GB per array)."""
     n = P.shape[0]
     depth = max(2, math.ceil(math.log(max(n, 16) / 4, 4)))
-    while depth < 16:
+    while depth < MAX_DEPTH:
         cx, cy = _cells(P, origin, side, 1 << depth)
-        counts = np.bincount(cx * (1 << depth) + cy)
+        counts = np.unique(cx * (1 << depth) + cy, return_counts=True)[1].astype(np.float64)
         if (2 * r + 1) ** 2 * float(np.dot(counts, counts)) <= 60.0 * n:
             break
         depth += 1
     return depth
+
+
+class _Occupied:
+    """The occupied cells of a grid (sorted ids) and a lookup of per-cell values by cell id; a
+    cell with no node reads as absent. Memory grows with the nodes, never with the grid."""
+
+    def __init__(self, cell: np.ndarray) -> None:
+        self.ids, self.of_node = np.unique(cell, return_inverse=True)
+
+    def find(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(row of each queried cell in ``ids``, whether that cell is occupied)."""
+        pos = np.minimum(np.searchsorted(self.ids, query), len(self.ids) - 1)
+        return pos, self.ids[pos] == query
 
 
 def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float, adjust: bool, theta: float,
@@ -130,7 +147,7 @@ def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float
     depth = _choose_depth(P, origin, side, r)
     fx_cx, fx_cy = _cells(P, origin, side, 1 << depth)
     x, y = P[:, 0].astype(np.float32), P[:, 1].astype(np.float32)
-    pad = 2 * r  # grids are padded with empty cells so neighbour lookups never go out of range
+    pad = 2 * r  # cell ids are padded so neighbour ids never wrap into another row
     # The 36 (r = 1) candidate cells are the children of the parent's neighbourhood; which of them
     # are the node's own neighbours depends only on the node's position inside its parent.
     span = np.arange(-2 * r, 2 * r + 2)
@@ -143,17 +160,15 @@ def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float
         g = 1 << level
         G = g + 2 * pad
         cx, cy = fx_cx >> (depth - level), fx_cy >> (depth - level)
-        cell = (cx + pad) * G + (cy + pad)
-        M = np.bincount(cell, weights=mass, minlength=G * G)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            comx = np.where(M > 0, np.bincount(cell, weights=mass * P[:, 0], minlength=G * G) / M, 0.0).astype(np.float32)
-            comy = np.where(M > 0, np.bincount(cell, weights=mass * P[:, 1], minlength=G * G) / M, 0.0).astype(np.float32)
-        M = M.astype(np.float32)
+        occ = _Occupied((cx + pad) * G + (cy + pad))
+        M = np.bincount(occ.of_node, weights=mass)  # > 0 in every occupied cell
+        comx = (np.bincount(occ.of_node, weights=mass * P[:, 0]) / M).astype(np.float32)
+        comy = (np.bincount(occ.of_node, weights=mass * P[:, 1]) / M).astype(np.float32)
         base = (2 * (cx >> 1) + pad) * G + (2 * (cy >> 1) + pad)
-        cid = base[:, None] + (ox * G + oy)[None, :]
-        Mc = M[cid] * keep[(cx & 1) * 2 + (cy & 1)]
-        dx = x[:, None] - comx[cid]
-        dy = y[:, None] - comy[cid]
+        pos, hit = occ.find(base[:, None] + (ox * G + oy)[None, :])
+        Mc = np.where(hit, M.astype(np.float32)[pos], 0.0) * keep[(cx & 1) * 2 + (cy & 1)]
+        dx = x[:, None] - comx[pos]
+        dy = y[:, None] - comy[pos]
         f = Mc / np.maximum(dx * dx + dy * dy, 1e-9)
         F[:, 0] += kr * mass * (f * dx).sum(axis=1)
         F[:, 1] += kr * mass * (f * dy).sum(axis=1)
@@ -162,12 +177,14 @@ def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float
     G = g + 2 * pad
     cell = (fx_cx + pad) * G + (fx_cy + pad)
     order = np.argsort(cell, kind="stable")
-    counts = np.bincount(cell, minlength=G * G)
-    starts = np.cumsum(counts) - counts
+    occ = _Occupied(cell)
+    counts = np.bincount(occ.of_node)
+    starts = np.cumsum(counts) - counts  # where each occupied cell's nodes begin in ``order``
     near = np.arange(-r, r + 1)
     nx_, ny_ = [a.ravel() for a in np.meshgrid(near, near, indexing="ij")]
-    cid = cell[:, None] + (nx_ * G + ny_)[None, :]
-    cnt = counts[cid]
+    pos, hit = occ.find(cell[:, None] + (nx_ * G + ny_)[None, :])
+    cnt = np.where(hit, counts[pos], 0)
+    first_of = starts[pos]
     bounds = np.concatenate([[0], np.cumsum(cnt.sum(axis=1))])
     lo = 0
     while lo < n:  # chunks of nodes keep the pair arrays within the budget
@@ -177,7 +194,7 @@ def _repulsion_tree(P: np.ndarray, mass: np.ndarray, size: np.ndarray, kr: float
         total = int(c.sum())
         if total:
             i = np.repeat(np.repeat(np.arange(lo, hi), cnt.shape[1]), c)
-            first = np.repeat(starts[cid[lo:hi].ravel()], c)
+            first = np.repeat(first_of[lo:hi].ravel(), c)
             within = np.arange(total) - np.repeat(np.cumsum(c) - c, c)
             j = order[first + within]
             sel = i != j
