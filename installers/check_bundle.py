@@ -13,11 +13,13 @@
    bundled onnx), no PYTHONPATH, no SPAR_RESOURCES and from another working directory, so nothing
    can come from this checkout. Fails on a failed smoke step, on "No module named", a missing
    Qt plugin, a fallback to torch or a traceback in its output or log.
-4. Runs the CLI through the bundle (``spar status``, ``spar sample``) the same way.
+4. Runs the CLI through the bundle (``spar status``, ``spar sample``) the same way, and reads the
+   sample corpus's scanned memo by OCR (index, build, search a phrase only in its image).
 5. Runs install.sh and uninstall.sh against that fake HOME and checks that uninstall removes
    exactly what install wrote (the manifest) and leaves the data dir alone.
 
-Exit 0 when all of it passed; prints a JSON summary either way.
+Fails too when the tarball is over 300 MB or the unpacked bundle over 600 MB. Exit 0 when all of
+it passed; prints a JSON summary either way.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bundle"
+MAX_TARBALL, MAX_UNPACKED = 300_000_000, 600_000_000  # what a download and an install may cost a user
 FORBIDDEN = re.compile(r"(^|/)(torch|transformers|sentence_transformers|torchvision|triton)(/|\.|-|$)")
 REQUIRED = (
     "spar-desktop/spar-desktop", "spar-desktop/spar", "install.sh", "uninstall.sh", "THIRD_PARTY_LICENSES",
@@ -147,6 +150,33 @@ def run_cli(top: Path, home: Path) -> tuple[dict, list[str]]:
     return out, problems
 
 
+SCANNED = "spar-desktop/_internal/spar_desktop/_resources/sample_corpus/Operations/Incident-Reports/2023/" \
+          "IR-2023-002-Site-Memo-Ice-Fall-BR-T05-scanned.pdf"  # an image-only page: text comes from OCR
+
+
+def run_ocr(top: Path, home: Path) -> tuple[dict, list[str]]:
+    """The bundled CLI reads a scanned page by OCR (RapidOCR's models inside the bundle) and
+    finds its words: index it alone, build a workspace of it, search a phrase that is only in the image."""
+    exe = str(top / "spar-desktop" / "spar")
+    env = clean_env(home)
+    share = home / "share"
+    (share / "Scans").mkdir(parents=True, exist_ok=True)  # a folder tag to choose it by
+    shutil.copy2(top / SCANNED, share / "Scans" / "memo-scanned.pdf")
+    data = ["--data-dir", str(home / "ocr-data")]
+    steps = (["index", str(share)], ["ws", "create", "scans", "--tag", "Scans"], ["ws", "build", "scans", "--json"],
+             ["ws", "search", "scans", "winter exclusion zone around the turbines", "--json"])
+    out: dict = {}
+    for args in steps:
+        proc = subprocess.run([exe] + data + args, env=env, cwd=str(home), capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0 or BAD_OUTPUT.search(proc.stderr):
+            return out, [f"spar {' '.join(args[:2])} exited {proc.returncode}: {(proc.stdout + proc.stderr)[-800:]}"]
+        out[" ".join(args[:2])] = proc.returncode
+    hits = json.loads(proc.stdout).get("hits", [])
+    text = hits[0]["text"].lower() if hits else ""
+    out["ocr_hit"] = bool(hits) and "exclusion" in text
+    return out, ([] if out["ocr_hit"] else [f"OCR: the scanned page's words were not found ({text[:200]!r})"])
+
+
 def snapshot(home: Path) -> set[str]:
     return {p.relative_to(home).as_posix() for p in home.rglob("*") if not p.relative_to(home).as_posix().startswith("tmp")}
 
@@ -232,6 +262,13 @@ def main(argv: list[str] | None = None) -> int:
         cli, p = run_cli(top, work / "home-cli")
         result["cli"] = cli
         problems += p
+        ocr, p = run_ocr(top, work / "home-ocr")
+        result["ocr"] = ocr
+        problems += p
+        for what, size, limit in (("tarball", result["tarball_bytes"], MAX_TARBALL),
+                                  ("unpacked bundle", result["unpacked_bytes"], MAX_UNPACKED)):
+            if size > limit:
+                problems.append(f"the {what} is {size / 1e6:.0f} MB, over the {limit / 1e6:.0f} MB limit")
         inst, p = install_roundtrip(top, work / "home-install")
         result["install"] = inst
         problems += p
