@@ -277,7 +277,8 @@ def run_build(args) -> int:
         return 130
     print(printable(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
                     f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
-                    f"+{report.added_vectors}/-{report.removed_vectors} vectors) in {report.seconds:.1f}s"))
+                    f"+{report.added_vectors}/-{report.removed_vectors}/~{report.rewritten_vectors} vectors) "
+                    f"in {report.seconds:.1f}s"))
     if report.changed_files or report.new_files or report.removed_files:
         print(printable(f"  updated: {report.changed_files} changed, {report.new_files} new, "
                         f"{report.removed_files} removed since the last build; {report.read_documents} "

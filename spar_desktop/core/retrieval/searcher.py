@@ -185,7 +185,9 @@ class HybridSearcher:
             if collection is not None:
                 progress(Progress(1, 2, "loading vectors into the vector store"))
                 collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel)
-                collection.reconcile(self.keys, self.vectors, self._metas(), {TAG_FIELD: ORIGINAL_TAG, VERSION_FIELD: None})
+                # Vectors kept under their id but stale: an edited file's passages, evolved keys.
+                self.rewritten_vectors = collection.reconcile(self.keys, self.vectors, self._metas(),
+                                                              {TAG_FIELD: ORIGINAL_TAG, VERSION_FIELD: None})
                 self.dense = ChromaBackend(collection, self.keys, self._pos)
             else:
                 self.dense = NumpyBackend(self.vectors)

@@ -60,6 +60,7 @@ class WorkspaceBuildReport:
     reused_documents: int = 0
     added_vectors: int = 0
     removed_vectors: int = 0
+    rewritten_vectors: int = 0  # kept their id with a new vector (an edited file's changed passages)
     duplicates: int = 0  # admitted files whose content another admitted file already has
     problems: list[tuple[str, str, str]] = field(default_factory=list)  # (path, state, message)
     notes: list[str] = field(default_factory=list)
@@ -261,6 +262,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
                             "searched once, shown as 'also at'")
     report.added_vectors = len(set(searcher.keys) - had_ids)
     report.removed_vectors = len(had_ids - set(searcher.keys))
+    report.rewritten_vectors = getattr(searcher, "rewritten_vectors", 0)
     with lib.session() as s:
         s.execute(delete(WorkspaceFile).where(WorkspaceFile.workspace_id == ws_id))
         for file_id, path, content_hash in admitted:
