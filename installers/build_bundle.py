@@ -95,15 +95,19 @@ def copy_sources(dst: Path) -> Path:
     return dst
 
 
-def build_wheel(out: Path, python: Path) -> Path:
-    """The app's wheel, built by ``python`` (the bundle environment: it has setuptools and wheel)."""
+def build_wheel(out: Path, python: Path | str = sys.executable) -> Path:
+    """The app's wheel, built by ``python`` (the bundle's environment: it has setuptools and wheel;
+    the tests' venv has them too)."""
     src = copy_sources(out / "src")
     wheels = out / "wheel"
     shutil.rmtree(wheels, ignore_errors=True)
     run([python, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", wheels, src])
     (wheel,) = wheels.glob("spar_desktop-*.whl")
-    run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--force-reinstall", wheel])
     return wheel
+
+
+def install_wheel(python: Path, wheel: Path) -> None:
+    run([python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-deps", "--force-reinstall", wheel])
 
 
 def venv_python(venv: Path) -> Path:
@@ -238,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
 
     py = step("env", make_env, out / "venv", args.reuse_env, args.constraints)
     wheel = step("wheel", build_wheel, out, py)
+    install_wheel(py, wheel)
     licences = out / "THIRD_PARTY_LICENSES"
     step("licences", run, [py, HERE / "third_party_licenses.py", "--out", licences])
     icons = out / "icons"
