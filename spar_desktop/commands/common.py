@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import calendar
+import re
 import sys
 import time
 from datetime import date
@@ -50,6 +51,9 @@ def open_library(args: argparse.Namespace):
     return Library.open(settings_from_args(args))
 
 
+_COUNT = re.compile(r"\d\s*/\s*\d")
+
+
 class StderrProgress:
     """Progress callback that redraws one status line on stderr, at most ~10 times a second."""
 
@@ -65,7 +69,9 @@ class StderrProgress:
             return
         self._last = now
         count = f"{p.done}/{p.total}" if p.total else f"{p.done}"
-        line = printable(f"{self.label}: {count} {p.message}".rstrip())  # the message may name a file
+        # A message that says its own count ("running queries 1,240/20,430, about 12 min left") is shown alone.
+        text = p.message if _COUNT.search(p.message or "") else f"{count} {p.message}"
+        line = printable(f"{self.label}: {text}".rstrip())  # the message may name a file
         if self._tty:
             self.stream.write("\r\x1b[2K" + line[:150])
         else:

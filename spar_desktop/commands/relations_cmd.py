@@ -21,7 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     rsub = p.add_subparsers(dest="relations_action", metavar="ACTION", required=True)
 
     b = rsub.add_parser("build", help="compute and store the relations of the index or a workspace")
-    b.add_argument("--workspace", metavar="W", help="only this workspace's files (default: the whole index)")
+    b.add_argument("--workspace", metavar="W", help="only this workspace's files (without it: the whole index, "
+                   "after an estimate of its time and a question, or --yes)")
+    b.add_argument("--yes", "-y", action="store_true",
+                   help="build the whole index's relations without asking (the estimate is still printed)")
     b.add_argument("--queries", metavar="FILE", help="extra queries: one per line, or JSON lines with 'text'")
     b.add_argument("--method", choices=METHODS, default="edrmq")
     b.add_argument("--retriever", choices=RETRIEVERS, default=DEFAULT_RETRIEVER,
@@ -130,15 +133,39 @@ def _guard(fn):
         except RelationsError as exc:
             raise CommandError(str(exc)) from exc
         except Cancelled:
-            print("spar: cancelled", file=sys.stderr)
+            print("spar: cancelled" + (" (the queries already run are kept: the same command resumes)"
+                                       if getattr(args, "relations_action", None) == "build" else ""),
+                  file=sys.stderr)
             return 130
     return wrapper
+
+
+WHOLE_INDEX_QUESTION = "Build relations for the whole index? [y/N] "
+WAYS_OUT = ("use --workspace W to build one workspace's relations, or --yes to build the whole index's "
+            "(see the estimate above)")
+
+
+def _confirmed() -> bool:
+    """A whole-index build goes ahead only when the user says so: asked on a terminal; without
+    one (a script, a pipe) it is refused with the two ways out."""
+    if not sys.stdin.isatty():
+        raise CommandError(f"a whole-index relations build needs confirmation: {WAYS_OUT}")
+    sys.stderr.write(WHOLE_INDEX_QUESTION)
+    sys.stderr.flush()
+    try:
+        answer = sys.stdin.readline()
+    except (EOFError, KeyboardInterrupt):
+        answer = ""
+    if answer.strip().lower() in ("y", "yes"):
+        return True
+    print("spar: nothing built (build one workspace's relations with --workspace W)", file=sys.stderr)
+    return False
 
 
 @_guard
 def run_build(args) -> int:
     from spar_desktop.core.relations.edrmq import EdrmqParams
-    from spar_desktop.core.relations.service import build_relations, read_queries_file
+    from spar_desktop.core.relations.service import build_relations, estimate_build, read_queries_file
 
     if args.k1 < 1 or args.k2 < 1:
         raise CommandError("--k1 and --k2 must be at least 1")
@@ -149,6 +176,15 @@ def run_build(args) -> int:
         raise CommandError("--alpha must be between 0 and 1")
     queries = read_queries_file(args.queries) if args.queries else []
     lib = open_library(args)
+    params = EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature, alpha=alpha)
+    estimate = estimate_build(lib, args.workspace, args.method, retriever=args.retriever, params=params,
+                              synthetic=not args.no_synthetic, extra_queries=len(queries),
+                              incremental=not args.full, questions=args.questions)
+    print(printable(estimate.summary()), file=sys.stderr)  # stderr: --json stays pure JSON
+    for note in estimate.notes:
+        print(f"  note: {printable(note)}", file=sys.stderr)
+    if args.workspace is None and not args.yes and not _confirmed():
+        return 1
     question_fn = None
     if args.questions:
         from spar_desktop.core.relations.questions import ollama_question_fn
@@ -159,9 +195,7 @@ def run_build(args) -> int:
     with _cancellable(f"relations ({args.method})") as (progress, cancel):
         report = build_relations(lib, workspace=args.workspace, method=args.method, queries=queries,
                                  question_fn=question_fn,
-                                 synthetic=not args.no_synthetic, retriever=args.retriever,
-                                 params=EdrmqParams(k1=args.k1, k2=args.k2, temperature=args.temperature,
-                                                    alpha=alpha),
+                                 synthetic=not args.no_synthetic, retriever=args.retriever, params=params,
                                  incremental=not args.full, progress=progress, cancel=cancel)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))

@@ -206,7 +206,7 @@ def test_answers_threads_and_relations_show_hostile_text_escaped(hostile_share, 
     code, out, err = spar(capsys, data, "thread", "export", "1")
     assert_clean(out, err)
 
-    code, out, err = spar(capsys, data, "relations", "build", "--method", "tfidf")
+    code, out, err = spar(capsys, data, "relations", "build", "--method", "tfidf", "--yes")
     assert code == 0, err
     code, out, err = spar(capsys, data, "relations", "top", str(share / CLEAR))
     assert code == 0, err

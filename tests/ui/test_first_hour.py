@@ -97,6 +97,8 @@ def test_clicking_a_node_with_a_long_path_keeps_the_window_layout(qtbot, long_pa
     view = w.relations.view
     view.set_method("tfidf")
     w.relations.show()
+    qtbot.waitUntil(lambda: view.offering, timeout=UI_TIMEOUT_MS)  # the whole index: built only when asked
+    view.offer_button.click()
     qtbot.waitUntil(lambda: view.payload is not None and not w.runner.is_running("relations-graph"),
                     timeout=UI_TIMEOUT_MS)
     qtbot.wait(50)

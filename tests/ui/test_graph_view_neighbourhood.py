@@ -3,7 +3,8 @@
 A right-click on a file in the file table offers "Show related files in graph": it switches to the
 Relations tab and shows only that file and the files related to it (the stored graph is loaded
 first, in the worker pool). With no relations built it computes nothing and says to click Rebuild;
-after Rebuild the neighbourhood opens by itself. With only another method built, that one is used.
+Rebuild shows the whole index's estimate and, once its build button is clicked and the build is
+done, the neighbourhood opens by itself. With only another method built, that one is used.
 The hops choice widens the neighbourhood without reloading the graph, "Whole graph" goes back with
 the file still selected, the view's own Neighbourhood button goes through the same worker path,
 and a file outside the current workspace is found in the whole index's graph."""
@@ -77,8 +78,12 @@ def test_show_related_files_from_the_file_table(qtbot, indexed_window):
     assert "No relations have been built" in w.statusBar().currentMessage()
     assert w.relations.pending_around == (space1, 1)
 
-    # Rebuild computes them, then the neighbourhood asked for opens by itself
+    # Rebuild shows what building the whole index costs; its button builds, then the neighbourhood
+    # asked for opens by itself
     view.rebuild_button.click()
+    qtbot.waitUntil(lambda: view.offering and not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
+    assert stored_methods(w) == set() and w.relations.pending_around == (space1, 1)
+    view.offer_button.click()
     wait_around(qtbot, w, space1)
     assert stored_methods(w) == {"tfidf"} and w.relations.pending_around is None
     p = view.payload

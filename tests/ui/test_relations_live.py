@@ -10,6 +10,7 @@ import pytest
 
 from spar_desktop.core.relations import store
 from tests.ui.conftest import BUILD_TIMEOUT_MS, TOPICS, UI_TIMEOUT_MS, wait_graph, write_topic_share
+from tests.ui.test_relations_tab import accept_offer
 
 
 def change_files(root: Path) -> tuple[Path, Path, Path]:
@@ -39,6 +40,7 @@ def test_changed_files_mark_the_graph_out_of_date_and_update_it(qtbot, watched_w
     view = w.relations.view
     view.set_method("edrmq")
     w.relations.show()
+    accept_offer(qtbot, w)  # the whole index: built once asked for
     wait_graph(qtbot, w, "edrmq", BUILD_TIMEOUT_MS)
     before = view.payload
     assert before.n_nodes == 12 and not w.relations.live.badge.isVisible()
@@ -91,11 +93,13 @@ def test_rebuild_recomputes_exactly_after_updates(qtbot, watched_window):
     view = w.relations.view
     view.set_method("edrmq")
     w.relations.show()
+    accept_offer(qtbot, w)
     wait_graph(qtbot, w, "edrmq", BUILD_TIMEOUT_MS)
     where = store.relations_dir(w.settings.data_dir, "index", "edrmq")
     change_files(root)
     qtbot.waitUntil(lambda: "last_update" in store.load(where).stats and w.runner.is_idle(), timeout=BUILD_TIMEOUT_MS)
     view.rebuild_button.click()
+    accept_offer(qtbot, w, rebuild=True)
     qtbot.waitUntil(lambda: not w.runner.is_running("relations-graph"), timeout=BUILD_TIMEOUT_MS)
     stored = store.load(where)
     assert "last_update" not in stored.stats and len(stored.ids) == 12  # every query against every document

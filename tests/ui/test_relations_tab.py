@@ -2,7 +2,8 @@
 pool when the tab is first shown; the threshold slider thins the drawn edges; a click on a node
 selects its file in the file table and Open shows it in the viewer; switching the method
 recomputes (TF-IDF → EDR-MQ with the real encoder); the workspace scope falls back to the index
-when no workspace is current."""
+when no workspace is current. The whole index is built only after its estimate was shown and the
+offer's button clicked (test_relations_whole_index.py for the offer itself)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,14 @@ def click_node(qtbot, view, row: int) -> None:
     qtbot.mouseClick(view.plot.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(int(pt.x()), int(pt.y())))
 
 
+def accept_offer(qtbot, w, rebuild: bool = False) -> None:
+    """Wait for the whole-index offer (estimate + button) and click its button."""
+    view = w.relations.view
+    qtbot.waitUntil(lambda: view.offering and not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
+    assert view.offer_button.text().startswith(f"{'Rebuild' if rebuild else 'Build'} relations for the whole index (")
+    view.offer_button.click()
+
+
 def test_relations_tab_builds_selects_files_and_switches_method(qtbot, indexed_window):
     w = indexed_window
     assert w.relations._view is None  # nothing is created or computed for a tab nobody has opened
@@ -26,6 +35,7 @@ def test_relations_tab_builds_selects_files_and_switches_method(qtbot, indexed_w
     view.set_method("tfidf")
     w.relations.show_action.trigger()  # View ▸ Relations graph
     assert w.tabs.currentWidget() is w.relations.page and view.isVisible()
+    accept_offer(qtbot, w)
     wait_graph(qtbot, w, "tfidf")
     p = view.payload
     assert p.n_nodes == 12 and p.n_edges > 0
@@ -59,6 +69,7 @@ def test_relations_tab_builds_selects_files_and_switches_method(qtbot, indexed_w
     w.relations.show()
     view.method.setCurrentIndex(view.method.findData("edrmq"))
     assert w.runner.is_running("relations-graph")
+    accept_offer(qtbot, w)
     wait_graph(qtbot, w, "edrmq", BUILD_TIMEOUT_MS)
     q = view.payload
     assert q.n_nodes == 12 and q.n_edges > 0 and "EDR-MQ (words + meaning)" in view.status.text()
@@ -81,17 +92,20 @@ def test_rebuild_and_co_occurrence_clusters(qtbot, indexed_window):
     view = w.relations.view
     view.set_method("tfidf")
     w.relations.show()
+    accept_offer(qtbot, w)
     wait_graph(qtbot, w, "tfidf")
     assert w.relations.loaded_for == (None, "tfidf")
     meta = store.relations_dir(w.settings.data_dir, "index", "tfidf") / "meta.json"
     before = meta.stat().st_mtime_ns
     view.rebuild_button.click()
+    accept_offer(qtbot, w, rebuild=True)
     assert w.runner.is_running("relations-graph")
     qtbot.waitUntil(lambda: not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
     assert meta.stat().st_mtime_ns > before
     assert view.payload is not None and view.payload.n_nodes == 12 and "TF-IDF" in view.status.text()
     # co-occurrence: every edge joins two documents of one cluster; colour by cluster
     view.method.setCurrentIndex(view.method.findData("cooc"))
+    accept_offer(qtbot, w)
     wait_graph(qtbot, w, "cooc", BUILD_TIMEOUT_MS)
     c = view.payload
     clusters = c.groups["cluster"]
@@ -127,8 +141,9 @@ def test_workspace_scope_follows_the_current_workspace(qtbot, indexed_window):
     qtbot.waitUntil(lambda: view.payload is not None and view.payload.scope == "space"
                     and not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
     assert view.payload.n_nodes == 4 and all("/Space/" in p for p in view.payload.paths)
-    # the whole index is one switch away
+    # the whole index is one switch away (and one click: it is built only when asked for)
     view.scope.setCurrentIndex(view.scope.findData("index"))
+    accept_offer(qtbot, w)
     qtbot.waitUntil(lambda: view.payload is not None and view.payload.scope == "whole index"
                     and not w.runner.is_running("relations-graph"), timeout=UI_TIMEOUT_MS)
     assert view.payload.n_nodes == 12

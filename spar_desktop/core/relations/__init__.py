@@ -21,6 +21,8 @@ immutable ``GraphPayload`` built by ``payload.py``.
 - scope.py / store.py: which files, persistence under <data dir>/relations/
 - updates.py / build.py / incremental.py: what changed since a build, building (full or
   incremental), and bringing a stored build up to date
+- estimate.py / eta.py / checkpoint.py: a build's cost before it starts, the time left while it
+  runs, and its query phase kept so a cancelled build resumes
 - stored.py: reading a stored build (relations, a file by reference, the networkx graph)
 - service.py: the library-facing API (build, related files, graph, export, payload); re-exports
   what the app and the CLI use from build.py and stored.py

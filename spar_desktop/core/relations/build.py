@@ -8,17 +8,22 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
 
 from spar_desktop.core.changes import Changes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations import store
+from spar_desktop.core.relations.checkpoint import QueryCheckpoint
 from spar_desktop.core.relations.clusters import cluster_sequences
 from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors, question_sequences
 from spar_desktop.core.relations.documents import DocSet
-from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense
+from spar_desktop.core.relations.edrmq import (
+    EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense, auto_neighbors,
+)
+from spar_desktop.core.relations.estimate import estimate_build, record_build
+from spar_desktop.core.relations.eta import with_eta
 from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
 from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
@@ -90,6 +95,25 @@ def _encode(encoder: Any, texts: Sequence[str], progress: ProgressCallback, canc
     return encoder.encode(list(texts), batch_size=128, progress=relay, cancel=cancel)
 
 
+QUERY_CHUNK = 512  # queries encoded and marginalised together: a cancel loses at most one chunk's encoding
+
+
+def _in_chunks(texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
+               cancel: Optional[CancelToken], on_chunk: Optional[Callable[[RelationAccumulator], None]],
+               run: Callable[[Sequence[str], ProgressCallback], None]) -> None:
+    """``run(chunk, relay)`` per QUERY_CHUNK queries, in order, reporting queries done of all of
+    ``texts`` (``relay`` takes the chunk's own done/total); ``on_chunk(acc)`` after each (the
+    checkpoint's save)."""
+    m = len(texts)
+    for a in range(0, m, QUERY_CHUNK):
+        check(cancel)
+        part = texts[a:a + QUERY_CHUNK]
+        run(part, lambda p, a=a, n=len(part): progress(Progress(a + min(p.done, n), m, "running queries")))
+        progress(Progress(a + len(part), m, "running queries"))
+        if on_chunk is not None:
+            on_chunk(acc)
+
+
 def build_relations(library: "Library", *, workspace: Optional[str] = None, method: str = "edrmq",
                     queries: Sequence[str] = (), question_fn: Optional[QuestionFn] = None, synthetic: bool = True,
                     retriever: str = DEFAULT_RETRIEVER, params: EdrmqParams = EdrmqParams(), incremental: bool = True,
@@ -104,6 +128,9 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
         raise RelationsError(f"unknown method '{method}': use one of {', '.join(METHODS)}")
     edrmq_accumulator(retriever, params)  # an unknown retriever fails here, before any work
     started = time.perf_counter()
+    predicted = _predicted_seconds(library, workspace, method, retriever, params, synthetic, len(queries),
+                                   incremental, encoder)
+    progress = with_eta(progress)  # every phase with a count says how long it has left
     ws_id = workspace_id(library, workspace)
     scope = scope_key(ws_id)
     need_vectors = method == "cooc" or (method == "edrmq" and retriever_uses_vectors(retriever, params))
@@ -118,6 +145,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     if need_vectors:
         enc = engine_for(library.settings, encoder).encoder
     files_changed = None
+    checkpoint = None
     if method == "tfidf":
         R = tfidf_top_k(docs.texts, progress=progress, cancel=cancel)
         stored = store.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
@@ -126,17 +154,34 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     elif method == "cooc":
         stored, counts = _build_cooc(library, docs, ws_id, scope, enc, question_fn, progress, cancel)
     else:
-        stored, counts, incremental, files_changed = _build_edrmq(library, docs, ws_id, scope, out_dir, enc, queries,
-                                                            question_fn, synthetic, retriever, params, incremental,
-                                                            fingerprints, progress, cancel)
+        stored, counts, incremental, files_changed, checkpoint = _build_edrmq(
+            library, docs, ws_id, scope, out_dir, enc, queries, question_fn, synthetic, retriever, params,
+            incremental, fingerprints, progress, cancel)
+        if checkpoint.resumed:
+            notes.append(f"resumed: {checkpoint.resumed:,} queries were done by a build that was cancelled")
     check(cancel)
     stored.fingerprints = fingerprints
     store.save(out_dir, stored)
+    if checkpoint is not None:
+        checkpoint.clear()  # stored: nothing left to resume
+    seconds = time.perf_counter() - started
+    if predicted is not None and not (checkpoint is not None and checkpoint.resumed):
+        record_build(library.settings.data_dir, predicted, seconds)  # estimates learn this machine's speed
     R = stored.acc.total
-    return BuildReport(method, scope, len(stored.ids), counts, int(R.nnz), round(time.perf_counter() - started, 2),
+    return BuildReport(method, scope, len(stored.ids), counts, int(R.nnz), round(seconds, 2),
                        str(out_dir), incremental and method == "edrmq", tuple(notes),
                        int(stored.cluster_labels.max()) + 1 if stored.cluster_labels is not None and len(stored.ids) else None,
                        files_changed)
+
+
+def _predicted_seconds(library, workspace, method, retriever, params, synthetic, extra_queries, incremental,
+                       encoder) -> Optional[float]:
+    """The build's own estimate at its start (estimate.py), to compare with what it took."""
+    try:
+        return estimate_build(library, workspace, method, retriever=retriever, params=params, synthetic=synthetic,
+                              extra_queries=extra_queries, incremental=incremental, encoder=encoder).seconds
+    except Exception:  # noqa: BLE001 - an estimate must never stop a build (the build says what is wrong)
+        return None
 
 
 def retriever_uses_vectors(retriever: str, params: EdrmqParams) -> bool:
@@ -145,21 +190,35 @@ def retriever_uses_vectors(retriever: str, params: EdrmqParams) -> bool:
 
 def edrmq_accumulator(retriever: str, params: EdrmqParams, encoder: Any = None) -> Accumulate:
     """The one place EDR-MQ's retriever is chosen: full builds and incremental updates both run
-    their queries through what this returns, so another retriever slots in here."""
+    their queries through what this returns, so another retriever slots in here. The queries run
+    in chunks (encoded, then marginalised): the index over the documents (TF-IDF, neighbours,
+    BM25) is made once per call, and progress counts queries finished."""
     def dense(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-              cancel: Optional[CancelToken]) -> None:
-        accumulate_dense(docs.vectors, _encode(encoder, texts, progress, cancel), params, acc, progress, cancel)
+              cancel: Optional[CancelToken], on_chunk: Any = None) -> None:
+        D = np.ascontiguousarray(docs.vectors, dtype=np.float32)
+        neighbors = auto_neighbors(D, len(texts), params, cancel)
+
+        def run(part: Sequence[str], relay: ProgressCallback) -> None:
+            accumulate_dense(D, _encode(encoder, part, relay, cancel), params, acc, no_progress, cancel, neighbors)
+
+        _in_chunks(texts, acc, progress, cancel, on_chunk, run)
 
     def hybrid(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-               cancel: Optional[CancelToken]) -> None:
+               cancel: Optional[CancelToken], on_chunk: Any = None) -> None:
         lex = LexicalIndex.fit(docs.texts)  # IDF of the scope as it is now (an update refits)
-        vectors = _encode(encoder, texts, progress, cancel) if params.alpha > 0 else None
-        accumulate_hybrid(lex, texts, params, params.alpha, docs.vectors, vectors, acc, progress, cancel)
+
+        def run(part: Sequence[str], relay: ProgressCallback) -> None:
+            vectors = _encode(encoder, part, relay, cancel) if params.alpha > 0 else None
+            accumulate_hybrid(lex, part, params, params.alpha, docs.vectors, vectors, acc,
+                              no_progress if vectors is not None else relay, cancel)
+
+        _in_chunks(texts, acc, progress, cancel, on_chunk, run)
 
     def bm25(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, progress: ProgressCallback,
-             cancel: Optional[CancelToken]) -> None:
+             cancel: Optional[CancelToken], on_chunk: Any = None) -> None:
         index = BM25Index().build(list(docs.texts), list(docs.ids), cancel)
-        accumulate_bm25(index, docs.texts, texts, params, acc, progress, cancel)
+        _in_chunks(texts, acc, progress, cancel, on_chunk,
+                   lambda part, relay: accumulate_bm25(index, docs.texts, part, params, acc, relay, cancel))
 
     if retriever not in RETRIEVERS:
         raise RelationsError(f"retriever must be one of {', '.join(RETRIEVERS)}")
@@ -185,15 +244,17 @@ def _build_edrmq(library, docs: DocSet, ws_id, scope, out_dir, enc, queries, que
     log_entries = read_query_log(library, ws_id, after_id=after)
     texts: list[tuple[str, str]] = [(q, "log") for q in query_texts(log_entries)]
     texts += [(q, "file") for q in queries]
+    checkpoint = QueryCheckpoint(out_dir, {"method": "edrmq", "params": param_key, "model": model_id})
     up = update_edrmq(docs, edrmq_accumulator(retriever, params, enc), prev=prev, fingerprints=fingerprints,
-                      queries=texts, synthetic=synthetic, question_fn=question_fn, progress=progress, cancel=cancel)
+                      queries=texts, synthetic=synthetic, question_fn=question_fn, checkpoint=checkpoint,
+                      progress=progress, cancel=cancel)
     last = max([e.log_id for e in log_entries], default=after)
     stats: dict[str, Any] = {"queries": up.counts, "synthetic": synthetic}
     if prev is not None:  # how far the stored sum is from an exact rebuild (shown, not used)
         stats["updates_since_full_build"] = int(prev.stats.get("updates_since_full_build", 0)) + 1
         stats["last_update"] = {**up.changes.to_json(), "fresh_documents": up.fresh}
     stored = store.StoredRelations("edrmq", scope, up.ids, up.acc, param_key, model_id, last, stats=stats)
-    return stored, up.counts, up.incremental, (up.changes.to_json() if up.incremental else None)
+    return stored, up.counts, up.incremental, (up.changes.to_json() if up.incremental else None), checkpoint
 
 
 def _build_cooc(library, docs: DocSet, ws_id, scope, enc, question_fn, progress, cancel):

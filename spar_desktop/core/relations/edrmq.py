@@ -131,6 +131,16 @@ def dense_batch(doc_vectors: np.ndarray, query_vectors: np.ndarray, params: Edrm
     return np.repeat(z.reshape(-1), k2), zj.reshape(-1), vals
 
 
+def auto_neighbors(doc_vectors: np.ndarray, n_queries: int, params: EdrmqParams = EdrmqParams(),
+                   cancel: Optional[CancelToken] = None) -> Any:
+    """The neighbour index when ``n_queries`` second stages would scan the corpus more than twice
+    over (k1·m ≥ 2n), i.e. when its one n × n product pays for itself; else None."""
+    n = doc_vectors.shape[0]
+    if params.k1 * n_queries >= 2 * n and n > 64:
+        return doc_neighbors(doc_vectors, cancel=cancel)
+    return None
+
+
 def accumulate_dense(doc_vectors: np.ndarray, query_vectors: np.ndarray, params: EdrmqParams = EdrmqParams(),
                      acc: Optional[RelationAccumulator] = None, progress: ProgressCallback = no_progress,
                      cancel: Optional[CancelToken] = None, neighbors: Any = "auto") -> RelationAccumulator:
@@ -145,10 +155,9 @@ def accumulate_dense(doc_vectors: np.ndarray, query_vectors: np.ndarray, params:
         raise ValueError(f"accumulator has {acc.n_docs} documents, the matrix {D.shape[0]}")
     m = query_vectors.shape[0]
     if isinstance(neighbors, str):
-        neighbors = None
         if params.k1 * m >= 2 * D.shape[0] and D.shape[0] > 64:
             progress(Progress(0, m, "indexing document neighbours"))
-            neighbors = doc_neighbors(D, cancel=cancel)
+        neighbors = auto_neighbors(D, m, params, cancel)
     for start in range(0, m, params.batch_size):
         check(cancel)
         batch = query_vectors[start:start + params.batch_size]

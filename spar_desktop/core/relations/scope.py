@@ -35,6 +35,18 @@ class RelationsError(ValueError):
     """A user-facing problem (nothing indexed, unknown file, nothing built); says what to do."""
 
 
+class BuildNotConfirmed(RelationsError):
+    """Showing the graph would build the whole index's relations (none stored yet, or a rebuild)
+    and nobody has said yes: ``estimate`` (estimate.BuildEstimate) says what it would cost.
+    Nothing embeds the whole index unless the user asks for it (service.require_confirmation)."""
+
+    def __init__(self, estimate: Any, rebuild: bool = False) -> None:
+        self.estimate, self.rebuild = estimate, rebuild
+        what = "rebuilding the relations of the whole index" if rebuild else \
+            "the whole index has no relations built yet"
+        super().__init__(f"{what}: {estimate.summary()}")
+
+
 @dataclass(frozen=True)
 class ScopeFile:
     file_id: int
@@ -45,6 +57,12 @@ class ScopeFile:
     title: Optional[str]
     folder: str
     tags: tuple[str, ...]
+
+
+def no_documents(ws_id: Optional[int]) -> RelationsError:
+    where = "this workspace (build it first: spar ws build NAME)" if ws_id is not None else \
+        "the index (add a folder first: spar index DIR)"
+    return RelationsError(f"no documents to relate in {where}")
 
 
 def scope_key(workspace_id: Optional[int]) -> str:
@@ -97,9 +115,7 @@ def load_documents(library: "Library", ws_id: Optional[int], *, need_vectors: bo
     scope's files when the caller has read them already (scope_files)."""
     files = scope_files(library, ws_id) if files is None else files
     if not files:
-        where = "this workspace (build it first: spar ws build NAME)" if ws_id is not None else \
-            "the index (add a folder first: spar index DIR)"
-        raise RelationsError(f"no documents to relate in {where}")
+        raise no_documents(ws_id)
     notes: list[str] = []
     if not need_vectors:
         return _texts_only(files, notes, progress, cancel), notes

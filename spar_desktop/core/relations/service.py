@@ -21,9 +21,10 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progres
 from spar_desktop.core.relations.build import (  # noqa: F401  (re-exported)
     BuildReport, build_relations, edrmq_accumulator, read_queries_file,
 )
+from spar_desktop.core.relations.estimate import BuildEstimate, estimate_build  # noqa: F401  (re-exported)
 from spar_desktop.core.relations.graph import export_graph, undirected
 from spar_desktop.core.relations.payload import payload_from_graph
-from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.scope import BuildNotConfirmed, RelationsError  # noqa: F401  (re-exported)
 from spar_desktop.core.relations.stored import (  # noqa: F401  (re-exported)
     COMBINE, is_stored, load_stored, relations_graph, resolve_file,
 )
@@ -63,6 +64,16 @@ def related_files(library: "Library", ref: str, k: int = 10, workspace: Optional
 
 def export_relations(library: "Library", out: str | Path, fmt: Optional[str] = None, **kwargs: Any) -> Path:
     return export_graph(relations_graph(library, **kwargs), out, fmt)
+
+
+def require_confirmation(library: "Library", workspace: Optional[str], method: str, *, rebuild: bool = False,
+                         confirmed: bool = False, encoder: Any = None) -> None:
+    """Raise BuildNotConfirmed when loading ``method``'s graph for the whole index (workspace
+    None) would start a whole-index build — nothing stored, or ``rebuild`` — without
+    ``confirmed``. A workspace, or relations already stored (updated incrementally), pass."""
+    if workspace is not None or confirmed or (not rebuild and is_stored(library, None, method)):
+        return
+    raise BuildNotConfirmed(estimate_build(library, None, method, incremental=not rebuild, encoder=encoder), rebuild)
 
 
 def graph_payload(library: "Library", workspace: Optional[str] = None, method: Optional[str] = None, *,

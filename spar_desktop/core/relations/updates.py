@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Se
 import numpy as np
 from scipy import sparse
 
-from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
+from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.relations import store
+from spar_desktop.core.relations.checkpoint import QueryCheckpoint
 from spar_desktop.core.relations.documents import DocSet, subset
 from spar_desktop.core.relations.edrmq import RelationAccumulator
 from spar_desktop.core.relations.scope import scope_files, scope_key, workspace_id
@@ -45,8 +46,10 @@ if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
 
 # (documents in row order, query texts, accumulator to add to, progress, cancel): runs every query
-# through EDR-MQ's two retrieval stages over ``docs`` and adds p1·p2 to the accumulator.
-Accumulate = Callable[[DocSet, Sequence[str], RelationAccumulator, ProgressCallback, Optional[CancelToken]], None]
+# through EDR-MQ's two retrieval stages over ``docs`` and adds p1·p2 to the accumulator, in order,
+# reporting queries done of len(texts). With a checkpoint, update_edrmq also passes
+# ``on_chunk=callable(acc)``, to be called between chunks of queries (build.edrmq_accumulator's do).
+Accumulate = Callable[..., None]
 
 CONTEXT_DOCS = 256  # other documents whose terms weigh a new document's sentences (see module doc)
 
@@ -104,17 +107,22 @@ class EdrmqUpdate:
     changes: DocChanges  # what the update found (empty for a full build)
     incremental: bool  # False: computed from scratch
     fresh: int  # documents whose synthetic queries ran this time
+    resumed: int = 0  # queries a cancelled run of the same job had finished (checkpoint.py)
 
 
 def update_edrmq(docs: DocSet, accumulate: Accumulate, *, prev: Optional[store.StoredRelations] = None,
                  fingerprints: Optional[Mapping[str, Optional[str]]] = None, queries: Sequence[tuple[str, str]] = (),
                  synthetic: bool = True, question_fn: Optional[QuestionFn] = None,
+                 checkpoint: Optional[QueryCheckpoint] = None,
                  progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> EdrmqUpdate:
     """EDR-MQ over ``docs``: from scratch when ``prev`` is None, else ``prev`` brought up to date
     (see the module doc). ``fingerprints``: id -> content hash of every file in scope now (files
     without text included, so they are not retried until they change; None: ``docs.ids`` with
     unknown fingerprints, so only added and removed documents are seen); ``queries``: (text,
-    source) run in any case — logged searches since ``prev``, a queries file."""
+    source) run in any case — logged searches since ``prev``, a queries file. Synthetic queries
+    run first and those given after them, so searches logged after a cancelled run extend its
+    list rather than shift it. ``checkpoint``: keeps the queries' work as they run and resumes
+    the same job a cancelled run left (checkpoint.py)."""
     if prev is None:
         acc, counts, changes, fresh = RelationAccumulator(len(docs)), {}, DocChanges(), list(range(len(docs)))
     else:
@@ -130,14 +138,46 @@ def update_edrmq(docs: DocSet, accumulate: Accumulate, *, prev: Optional[store.S
         fresh = [i for i, d in enumerate(keep) if d in changed] + list(range(len(keep), len(order)))
         counts = dict(prev.stats.get("queries", {}))
     check(cancel)
-    texts = list(queries)
+    texts: list[tuple[str, str]] = []
     if synthetic and fresh:
         texts += [(q.text, q.kind) for q in fresh_queries(docs, fresh, question_fn, progress, cancel)]
+    texts += list(queries)
     for _, kind in texts:
         counts[kind] = counts.get(kind, 0) + 1
+    resumed = 0
     if texts:
-        accumulate(docs, [t for t, _ in texts], acc, progress, cancel)
-    return EdrmqUpdate(list(docs.ids), acc, counts, changes, prev is not None, len(fresh))
+        base = None if prev is None else {"created_at": prev.created_at, "n_queries": prev.acc.n_queries,
+                                          "changed": sorted(changes.changed)}
+        acc, resumed = run_queries(docs, [t for t, _ in texts], acc, accumulate, checkpoint, base, progress, cancel)
+    return EdrmqUpdate(list(docs.ids), acc, counts, changes, prev is not None, len(fresh), resumed)
+
+
+def run_queries(docs: DocSet, texts: Sequence[str], acc: RelationAccumulator, accumulate: Accumulate,
+                checkpoint: Optional[QueryCheckpoint], base: Any, progress: ProgressCallback,
+                cancel: Optional[CancelToken]) -> tuple[RelationAccumulator, int]:
+    """The long phase: every query through ``accumulate``, reported as "running queries i/N"
+    (with_eta adds the time left). With ``checkpoint``: resumes what a cancelled run of the same
+    job finished, saves as it goes and when cancelled. Returns (accumulator, queries resumed)."""
+    start = 0
+    if checkpoint is not None:
+        acc, start = checkpoint.begin(docs.ids, acc, base, texts)
+    m = len(texts)
+
+    def relay(p: Progress) -> None:
+        done = start + min(p.done, m - start)
+        progress(Progress(done, m, f"running queries {done:,}/{m:,}"))
+
+    if start >= m:
+        return acc, start
+    relay(Progress(0, m - start))
+    extra = {} if checkpoint is None else {"on_chunk": lambda a: checkpoint.save(a) if checkpoint.due() else None}
+    try:
+        accumulate(docs, list(texts[start:]), acc, relay, cancel, **extra)
+    except Cancelled:
+        if checkpoint is not None:
+            checkpoint.save(acc)  # whole batches only: the first acc.n_queries - base of texts
+        raise
+    return acc, start
 
 
 def fresh_queries(docs: DocSet, rows: Sequence[int], question_fn: Optional[QuestionFn] = None,

@@ -12,6 +12,12 @@ relations/ops.py on the TaskRunner. Kept out of main_window.py so each stays sma
   button and hops choice) is ``show_around``: ops.load_neighbourhood on the runner, on
   the graph's task key. It never builds relations from scratch: with none stored it says to click
   Rebuild and opens the neighbourhood once that load is done.
+- The whole index is never built silently: when its graph would need a build (none stored, or
+  Rebuild), the load returns the build's estimate (core/relations/estimate.py) instead of a graph
+  and the view offers "Build relations for the whole index (about N min)"; the build starts on
+  that click (ops.show_graph with confirmed=True). A workspace's graph builds when first shown,
+  as it relates only the workspace's files. A build's progress says how long it has left
+  (core/relations/eta.py puts it in the progress message), and a cancelled build resumes.
 - The GraphView (and pyqtgraph, ~0.5 s to import) is created when the tab is first shown, so the
   window opens as fast without it.
 """
@@ -67,6 +73,7 @@ class RelationsFeatures(QObject):
         self.pending_around: Optional[tuple[int, int]] = None
         self._around: Optional[TaskHandle] = None  # the "Show related files" task in flight
         self._workspace_name: Optional[str] = None  # the current workspace the graph follows
+        self.offered: Optional[tuple[Optional[str], str, bool]] = None  # (workspace, method, rebuild) on offer
 
     @property
     def view(self):
@@ -90,6 +97,7 @@ class RelationsFeatures(QObject):
         v.methodChanged.connect(lambda _m: self.invalidate())
         v.scopeChanged.connect(lambda _s: self.invalidate())
         v.rebuildRequested.connect(lambda: self.reload(rebuild=True))
+        v.buildConfirmed.connect(self.build_confirmed)
         v.fileActivated.connect(self._file_activated)
         v.openRequested.connect(self._open)
         v.neighbourhoodRequested.connect(self.show_around)
@@ -147,12 +155,23 @@ class RelationsFeatures(QObject):
         if self._view is None or self._view.scope.currentData() == "workspace":
             self.invalidate()
 
-    def reload(self, rebuild: bool = False) -> TaskHandle:
+    def build_confirmed(self) -> TaskHandle:
+        """The offer's button: the whole-index build it described, if the user still looks at that
+        graph (else a plain load of what is chosen now, which offers again if it must)."""
+        offered, self.offered = self.offered, None
+        chosen = (self.scope_workspace(), self.view.method.currentData() or METHODS[0][0])
+        if offered is None or offered[:2] != chosen:
+            return self.reload()
+        return self.reload(rebuild=offered[2], confirmed=True)
+
+    def reload(self, rebuild: bool = False, confirmed: bool = False) -> TaskHandle:
         workspace = self.scope_workspace()
         method = self.view.method.currentData() or METHODS[0][0]
         label = dict(METHODS).get(method, method)
         where = f"“{workspace}”" if workspace else "the whole index"
         self.stale = False
+        self.offered = None
+        self.view.hide_offer()
         self.view.set_busy(f"{'Rebuilding' if rebuild else 'Loading'} {label} relations of {where}…")
 
         def progressed(p: Progress) -> None:
@@ -160,6 +179,9 @@ class RelationsFeatures(QObject):
             self.view.set_busy(view.with_percent() or "Working…")
 
         def done(payload) -> None:
+            if isinstance(payload, ops.WholeIndexOffer):  # the whole index: ask first
+                self.offer(workspace, method, payload)
+                return
             self.loaded_for = (workspace, method)
             self.view.set_payload(payload)
             self.live.clear()  # a load brings the stored relations up to date first
@@ -175,10 +197,25 @@ class RelationsFeatures(QObject):
             self.stale = True
 
         self.handle = self.window.runner.run(
-            partial(ops.load_graph, self.window.library, workspace, method, rebuild=rebuild),
+            partial(ops.show_graph, self.window.library, workspace, method, rebuild=rebuild, confirmed=confirmed),
             title=f"Relation graph ({label}, {where})", key=TASK_KEY, on_success=done, on_failure=failed,
             on_progress=progressed, on_cancelled=lambda: self.view.set_busy("Cancelled"))
         return self.handle
+
+    def offer(self, workspace: Optional[str], method: str, asked: ops.WholeIndexOffer) -> None:
+        """Show what building the whole index would cost and the button that starts it (a
+        Rebuild keeps the stored graph on screen meanwhile)."""
+        estimate = asked.estimate
+        if not asked.rebuild:
+            self.view.set_payload(None)
+            self.loaded_for = None
+        self.offered = (workspace, method, asked.rebuild)
+        self.stale = True  # showing the tab again estimates again (files may have come and gone)
+        verb = "Rebuild" if asked.rebuild else "Build"
+        text = estimate.summary()
+        self.view.show_offer(f"{text[:1].upper()}{text[1:]}. Scope ▸ Current workspace relates only the files "
+                             "of a workspace.",
+                             f"{verb} relations for the whole index ({estimate.short_duration()})")
 
     def show_around(self, file_id: int, hops: Optional[int] = None) -> TaskHandle:
         """The Relations tab showing only ``file_id`` and the files within ``hops`` relations of it

@@ -4,7 +4,8 @@ It never computes anything heavy. Switching method (EDR-MQ / co-occurrence / TF-
 only emits a signal; the owner recomputes in a worker and calls ``set_payload`` with the result.
 A document's neighbourhood (its k-hop subgraph) is asked for with ``neighbourhoodRequested``;
 the owner extracts and lays it out in a worker and calls ``set_neighbourhood``; "Whole graph"
-goes back without recomputing anything.
+goes back without recomputing anything. When the owner would have to build the whole index's
+relations first, it shows the estimate instead (``show_offer``) and builds on ``buildConfirmed``.
 
 It stays interactive at 20,000 nodes (benchmarks/graph_view.py): all nodes are one NodeLayer and
 all edges one EdgeLayer (graph_items.py), so a payload costs a few numpy passes, a threshold is a
@@ -58,6 +59,7 @@ class GraphView(QWidget):
     rebuildRequested = Signal()  # recompute the relations themselves (files or queries changed)
     nodeHovered = Signal(str)  # title under the cursor ('' when leaving a node)
     neighbourhoodRequested = Signal(int, int)  # (file id, hops): the owner extracts it in a worker
+    buildConfirmed = Signal()  # the user said yes to the build the offer described (show_offer)
 
     def __init__(self, parent: Optional[QWidget] = None, max_edges: int = MAX_DRAWN_EDGES,
                  max_edge_pixels: float = MAX_EDGE_PIXELS) -> None:
@@ -109,6 +111,12 @@ class GraphView(QWidget):
         self.around_label = ElidedLabel("", mode=Qt.TextElideMode.ElideMiddle, full_tip=True)
         self.whole_button = QPushButton("Whole graph")
         self.whole_button.setToolTip("Back to every document of the scope")
+        # A build nobody asked for yet (the whole index): what it costs, and the button that starts it.
+        self.offer_label = QLabel("")
+        self.offer_label.setWordWrap(True)
+        self.offer_button = QPushButton("")
+        self.offer_button.setToolTip("Relating the whole index reads every file in it (and embeds those not "
+                                     "embedded yet); Scope ▸ Current workspace relates only a workspace's files")
 
     @staticmethod
     def _button(text: str, tip: str) -> QToolButton:
@@ -158,6 +166,12 @@ class GraphView(QWidget):
         bar.addWidget(self.around_label, 1)
         bar.addWidget(self.whole_button)
         self.around_bar.hide()
+        self.offer = QWidget()
+        offer = QHBoxLayout(self.offer)
+        offer.setContentsMargins(0, 0, 0, 0)
+        offer.addWidget(self.offer_label, 1)
+        offer.addWidget(self.offer_button)
+        self.offer.hide()
         bottom = QHBoxLayout()
         bottom.addWidget(QLabel("Min. weight:"))
         bottom.addWidget(self.slider, 1)
@@ -169,6 +183,7 @@ class GraphView(QWidget):
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.around_bar)
+        layout.addWidget(self.offer)
         layout.addWidget(self.plot, 1)
         layout.addLayout(bottom)
         layout.addWidget(self.status)
@@ -186,6 +201,7 @@ class GraphView(QWidget):
         self.open_button.clicked.connect(self._on_open)
         self.reset_button.clicked.connect(self.fit)
         self.rebuild_button.clicked.connect(self._on_rebuild)
+        self.offer_button.clicked.connect(self._on_offer)
         self._settle = QTimer(self, singleShot=True, interval=SETTLE_MS)
         self._settle.timeout.connect(self.settle)
         # A drag or a wheel turn (not a range we set): lighter frames until the view is still.
@@ -209,6 +225,7 @@ class GraphView(QWidget):
         method/scope/colour choices."""
         self.whole, self.around = payload, None
         self.around_bar.hide()
+        self.offer.hide()
         self._show(payload)
         if payload is not None:
             self._set_combo(self.method, payload.method)
@@ -238,6 +255,25 @@ class GraphView(QWidget):
                 row = self.whole.node_ids.index(node)
                 self._select(row, emit=False)
                 self._zoom_to(row)
+
+    def show_offer(self, text: str, button: str) -> None:
+        """Instead of building: what the build would cost (``text``) and the button that starts
+        it ('Build relations for the whole index (about 30 min)'); buildConfirmed on a click."""
+        self.offer_label.setText(text)
+        self.offer_button.setText(button)
+        self.offer.show()
+        self.status.setText(text)
+
+    def hide_offer(self) -> None:
+        self.offer.hide()
+
+    @property
+    def offering(self) -> bool:
+        return not self.offer.isHidden()
+
+    def _on_offer(self) -> None:
+        self.offer.hide()
+        self.buildConfirmed.emit()
 
     def set_method(self, method: str) -> None:
         self._set_combo(self.method, method)

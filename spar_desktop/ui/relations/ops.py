@@ -4,18 +4,22 @@ pool, each returning the immutable GraphPayload the view draws.
 Relations are built on first use of a (scope, method) and stored; later loads bring them up to
 date with the files first (core/relations/incremental.py: EDR-MQ adds and drops only what changed,
 TF-IDF and co-occurrence recompute; nothing when no file changed), then redo communities and the
-ForceAtlas2 layout (seconds at most). ``rebuild`` recomputes them exactly.
+ForceAtlas2 layout (seconds at most). ``rebuild`` recomputes them exactly. A workspace's relations
+are built when first shown; the whole index's only once the user has seen the estimate and said
+yes (``confirmed``): without it ``load_graph`` raises BuildNotConfirmed carrying the estimate, and
+the tab's ``show_graph`` returns it as a WholeIndexOffer.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Optional
 
 from spar_desktop.core.in_thread import in_low_priority_thread
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.relations.payload import GraphPayload
-from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.scope import BuildNotConfirmed, RelationsError
 
 # The methods the tab offers, default first, with the labels the combo, status line and task titles show.
 METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
@@ -25,10 +29,12 @@ TOP_PER_NODE = 10  # each document keeps its 10 strongest relations: readable, a
 
 
 def load_graph(library: Library, workspace: Optional[str], method: str, progress: ProgressCallback,
-               cancel: CancelToken, *, rebuild: bool = False, encoder: Any = None) -> GraphPayload:
+               cancel: CancelToken, *, rebuild: bool = False, confirmed: bool = False,
+               encoder: Any = None) -> GraphPayload:
     from spar_desktop.core.relations.incremental import update_relations
-    from spar_desktop.core.relations.service import build_relations, graph_payload
+    from spar_desktop.core.relations.service import build_relations, graph_payload, require_confirmation
 
+    require_confirmation(library, workspace, method, rebuild=rebuild, confirmed=confirmed, encoder=encoder)
     if rebuild:  # exact: every query against every document (updates are incremental, see above)
         build_relations(library, workspace=workspace, method=method, encoder=encoder, incremental=False,
                         progress=progress, cancel=cancel)
@@ -37,6 +43,27 @@ def load_graph(library: Library, workspace: Optional[str], method: str, progress
     import scipy.spatial  # noqa: F401 - the view's hit-testing KD-tree: 0.17 s to import, here rather than on a hover
     return graph_payload(library, workspace, method, build_missing=True, top_per_node=TOP_PER_NODE,
                          iterations=LAYOUT_ITERATIONS, progress=progress, cancel=cancel)
+
+
+@dataclass(frozen=True)
+class WholeIndexOffer:
+    """What the tab shows instead of a graph when showing it would build the whole index
+    unasked: the build's estimate (core/relations/estimate.BuildEstimate) and whether it is a
+    Rebuild. An answer, not a failure: the load returns it."""
+
+    estimate: Any
+    rebuild: bool = False
+
+
+def show_graph(library: Library, workspace: Optional[str], method: str, progress: ProgressCallback,
+               cancel: CancelToken, *, rebuild: bool = False, confirmed: bool = False,
+               encoder: Any = None) -> "GraphPayload | WholeIndexOffer":
+    """The tab's load: ``load_graph``, or the offer when the whole index would be built unasked."""
+    try:
+        return load_graph(library, workspace, method, progress, cancel, rebuild=rebuild, confirmed=confirmed,
+                          encoder=encoder)
+    except BuildNotConfirmed as asked:
+        return WholeIndexOffer(asked.estimate, asked.rebuild)
 
 
 class RelationsNotBuilt(RelationsError):

@@ -289,13 +289,17 @@ async def step_open_citation(ctx: SmokeContext) -> None:
 
 
 async def step_relations(ctx: SmokeContext) -> None:
-    """The Relations tab: EDR-MQ over the whole sample index (built in the worker pool on first
-    show), coloured by Louvain community; one document selected and its neighbours expanded."""
+    """The Relations tab: EDR-MQ over the whole sample index (offered with an estimate, built in the
+    worker pool once accepted), coloured by Louvain community; one document selected and its
+    neighbours expanded."""
     w = ctx.window
     view = w.relations.view
     view.set_scope("index")
     view.set_method("edrmq")
     w.relations.show()
+    # The whole index is related only when the user asks: the tab offers it with an estimate.
+    await ctx.wait_until(lambda: view.offering, "the offer to relate the whole index", 60)
+    view.offer_button.click()
     await ctx.wait_until(lambda: view.payload is not None and view.payload.method == "edrmq"
                          and not w.runner.is_running("relations-graph"), "the relation graph", 400)
     p = view.payload

@@ -93,7 +93,7 @@ def test_relations_commands(tmp_path, capsys):
     root, data = share(tmp_path), tmp_path / "data"
     space1 = root / "Space" / "space1.txt"
 
-    code, _, err = spar(capsys, data, "relations", "build")
+    code, _, err = spar(capsys, data, "relations", "build", "--yes")
     assert code == 1 and "no documents to relate" in err and "spar index" in err  # empty index
     code, _, err = spar(capsys, data, "relations", "top", str(space1))
     assert code == 1 and "not a file in the index" in err
@@ -104,7 +104,7 @@ def test_relations_commands(tmp_path, capsys):
     add_log_entry(data, "rocket fuel for the launch", [root / "Space" / "space2.txt", root / "Space" / "space3.txt"],
                   "thread-1")
 
-    code, out, _ = spar(capsys, data, "relations", "build", "--json")
+    code, out, _ = spar(capsys, data, "relations", "build", "--json", "--yes")
     report = json.loads(out)
     assert code == 0 and report["method"] == "edrmq" and report["documents"] == 12
     # file-name titles ('space1') are single words, too vague to be queries: sentences carry it
@@ -119,13 +119,13 @@ def test_relations_commands(tmp_path, capsys):
 
     # a new logged query is added incrementally and gives what a full rebuild gives
     add_log_entry(data, "bread and butter in the oven", [root / "Cooking" / "cooking1.txt"], "thread-2")
-    code, out, _ = spar(capsys, data, "relations", "build", "--json")
+    code, out, _ = spar(capsys, data, "relations", "build", "--json", "--yes")
     inc = json.loads(out)
     assert code == 0 and inc["incremental"] and inc["queries"]["log"] == 2
     from spar_desktop.core.relations import store
 
     R_inc = store.load(Path(inc["path"])).matrix().toarray()
-    code, out, _ = spar(capsys, data, "relations", "build", "--full", "--json")
+    code, out, _ = spar(capsys, data, "relations", "build", "--full", "--json", "--yes")
     full = json.loads(out)
     R_full = store.load(Path(full["path"])).matrix().toarray()
     assert not full["incremental"] and full["queries"] == inc["queries"]
@@ -133,9 +133,9 @@ def test_relations_commands(tmp_path, capsys):
 
     queries = tmp_path / "q.txt"
     queries.write_text("engine oil\n\nclutch and gearbox\n", encoding="utf-8")
-    code, out, _ = spar(capsys, data, "relations", "build", "--method", "tfidf")
+    code, out, _ = spar(capsys, data, "relations", "build", "--method", "tfidf", "--yes")
     assert code == 0 and "tfidf relations for index: 12 documents" in out
-    code, out, _ = spar(capsys, data, "relations", "build", "--method", "cooc", "--json")
+    code, out, _ = spar(capsys, data, "relations", "build", "--method", "cooc", "--json", "--yes")
     cooc = json.loads(out)
     # ceil(12 / 5) clusters; the second logged session has a single file, so no co-occurrence
     assert code == 0 and cooc["clusters"] == 3 and cooc["queries"]["sessions"] == 1
@@ -160,12 +160,12 @@ def test_relations_commands(tmp_path, capsys):
     code, out, _ = spar(capsys, data, "relations", "top", str(space1), "--workspace", "space", "--json")
     assert code == 0 and {Path(r["path"]).parent.name for r in json.loads(out)["related"]} == {"Space"}
 
-    code, out, _ = spar(capsys, data, "relations", "build", "--queries", str(queries), "--no-synthetic", "--json")
+    code, out, _ = spar(capsys, data, "relations", "build", "--queries", str(queries), "--no-synthetic", "--json", "--yes")
     assert code == 0 and json.loads(out)["queries"].get("file") == 2
     # bad input
     code, _, err = spar(capsys, data, "relations", "top", str(root / "nope.txt"))
     assert code == 1 and "not a file in the index" in err
-    code, _, err = spar(capsys, data, "relations", "build", "--queries", str(tmp_path / "missing.txt"))
+    code, _, err = spar(capsys, data, "relations", "build", "--queries", str(tmp_path / "missing.txt"), "--yes")
     assert code == 1 and "cannot read queries file" in err
     code, _, err = spar(capsys, data, "relations", "build", "--workspace", "nope")
     assert code == 1 and "no workspace named 'nope'" in err

@@ -152,7 +152,7 @@ def test_cli_export_reads_back_as_the_app_graph(tmp_path: Path, capsys, fmt: str
         return out
 
     spar("index", str(root), "--quiet")
-    spar("relations", "build", "--method", "tfidf")
+    spar("relations", "build", "--method", "tfidf", "--yes")
     whole, around = tmp_path / f"whole.{fmt}", tmp_path / f"around.{fmt}"
     spar("relations", "export", str(whole), "--iterations", "20")
     center = root / "Space" / "note <2>.txt"

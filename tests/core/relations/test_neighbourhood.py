@@ -93,7 +93,7 @@ def test_export_around_a_file_writes_its_neighbourhood(tmp_path: Path, capsys):
             (root / folder / f"{folder.lower()}{i}.txt").write_text(text.format(i=i), encoding="utf-8")
     space1 = root / "Space" / "space1.txt"
     assert spar(capsys, data, "index", str(root), "--quiet")[0] == 0
-    assert spar(capsys, data, "relations", "build", "--method", "tfidf")[0] == 0
+    assert spar(capsys, data, "relations", "build", "--method", "tfidf", "--yes")[0] == 0
     whole, around = tmp_path / "whole.graphml", tmp_path / "around.graphml"
     assert spar(capsys, data, "relations", "export", str(whole), "--no-layout")[0] == 0
     code, out, _ = spar(capsys, data, "relations", "export", str(around), "--around", str(space1), "--hops", "1",
