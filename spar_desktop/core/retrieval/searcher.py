@@ -137,6 +137,7 @@ class HybridSearcher:
         alpha_rule: str = fz.DEFAULT_ALPHA_RULE,
         progress: ProgressCallback = no_progress,
         cancel: Optional[CancelToken] = None,
+        present_ids: Optional[set[str]] = None,
     ) -> None:
         """``documents``: doc id → CachedDocument (a workspace passes str(file_id)).
         ``encoder`` may be None for a BM25-only searcher. With ``collection`` the dense side runs
@@ -145,7 +146,8 @@ class HybridSearcher:
         originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given.
         ``keyword_unit``: what BM25 scores, 'parent' sections or 'chunk's (keyword_units.py).
         ``alpha_rule``: with no alpha and no model, 'flatness' sets the weight per query from
-        BM25's flatness around ``default_alpha`` (fusion.py); 'fixed' always uses it."""
+        BM25's flatness around ``default_alpha`` (fusion.py); 'fixed' always uses it.
+        ``present_ids``: the ids ``collection`` holds, when the caller has just listed them."""
         self.encoder = encoder
         self.alpha_model = alpha_model
         self.collection = collection
@@ -184,7 +186,7 @@ class HybridSearcher:
             self.vectors = self._evolved_matrix()
             if collection is not None:
                 progress(Progress(1, 2, "loading vectors into the vector store"))
-                collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel)
+                collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel, present=present_ids)
                 # Vectors kept under their id but stale: an edited file's passages, evolved keys.
                 self.rewritten_vectors = collection.reconcile(self.keys, self.vectors, self._metas(),
                                                               {TAG_FIELD: ORIGINAL_TAG, VERSION_FIELD: None})

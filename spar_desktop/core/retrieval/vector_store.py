@@ -214,10 +214,12 @@ class ChromaCollection:
             self._col.delete(ids=list(ids[start : start + step]))
 
     def sync(self, ids: Sequence[str], vectors: np.ndarray, metadatas: Optional[Sequence[Mapping[str, Any]]] = None,
-             progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
+             progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
+             present: Optional[set[str]] = None) -> tuple[int, int]:
         """Make the collection hold exactly ``ids``: add the missing, delete the stale.
-        Returns (added, deleted); an unchanged workspace costs one id listing."""
-        present = self.ids()
+        Returns (added, deleted); an unchanged workspace costs one id listing (none when the
+        caller listed them just before: ``present``)."""
+        present = self.ids() if present is None else present
         wanted = {i: pos for pos, i in enumerate(ids)}
         stale = [i for i in present if i not in wanted]
         missing = [pos for i, pos in wanted.items() if i not in present]

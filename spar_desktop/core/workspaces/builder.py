@@ -301,7 +301,8 @@ def _fill_collection(manager: "Workspaces", ws_id: int, rebuild: bool, by_doc: d
             collection = _load_collection(manager, _ws(manager.library, ws_id), rebuild)
             had_ids = collection.ids()
             searcher = HybridSearcher(by_doc, eng.encoder, collection=collection, file_ids=file_ids, cancel=cancel,
-                                      key_overrides=_evolved_keys(manager, by_doc), alpha_model=_alpha_model(manager))
+                                      key_overrides=_evolved_keys(manager, by_doc), alpha_model=_alpha_model(manager),
+                                      present_ids=had_ids)
             return searcher, had_ids
         except (Cancelled, WorkspaceError):
             raise
