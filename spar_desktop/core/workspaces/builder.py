@@ -165,16 +165,19 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     progress(Progress(0, None, "selecting files"))
     admitted = admitted_files(lib, flt)
     report.admitted = len(admitted)
-    held = built_files(lib, ws_id) if was_built else []
-    diff = compare(held, admitted, index_states(lib, [r[0] for r in held if r[0] is not None]
-                                               + [a[0] for a in admitted]))
-    report.changed_files, report.new_files, report.removed_files = len(diff.changed), len(diff.new), len(diff.removed)
     with lib.session() as s:
         rows = {f.id: f for f in s.scalars(select(File).where(File.id.in_([a[0] for a in admitted])))} if admitted else {}
         roots = {i: p for i, p in s.execute(select(Folder.id, Folder.path))}
         outers = sorted({outer_path(f.path) for f in rows.values() if f.parent_id is not None})
         containers = {p: (sz, mt) for i in range(0, len(outers), 500) for p, sz, mt in s.execute(
             select(File.path, File.size, File.mtime_ns).where(File.path.in_(outers[i:i + 500])))}
+    # What changed since the last build: the admitted files' rows are read above; only files the
+    # workspace held and no longer admits are looked up.
+    held = built_files(lib, ws_id) if was_built else []
+    index = {i: (f.status, f.content_hash, f.path) for i, f in rows.items()}
+    index.update(index_states(lib, [r[0] for r in held if r[0] is not None and r[0] not in rows]))
+    diff = compare(held, admitted, index)
+    report.changed_files, report.new_files, report.removed_files = len(diff.changed), len(diff.new), len(diff.removed)
     states: dict[int, tuple[str, Optional[str]]] = {}
     items = []
     config = chunker_config(lib.settings)
