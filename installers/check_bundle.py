@@ -39,7 +39,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bundle"
 MAX_TARBALL, MAX_UNPACKED = 300_000_000, 600_000_000  # what a download and an install may cost a user
-FORBIDDEN = re.compile(r"(^|/)(torch|transformers|sentence_transformers|torchvision|triton)(/|\.|-|$)")
+# Never shipped: torch & co. (the encoder runs on ONNX Runtime), OpenCV (RapidOCR runs on
+# opencv_subset) and PyMuPDF's layout models (never used); see installers/spar-desktop.spec.
+FORBIDDEN = re.compile(r"(^|/)(torch|transformers|sentence_transformers|torchvision|triton|cv2|"
+                       r"opencv_python[a-z_]*\.libs|pymupdf/layout)(/|\.|-|$)")
 REQUIRED = (
     "spar-desktop/spar-desktop", "spar-desktop/spar", "install.sh", "uninstall.sh", "THIRD_PARTY_LICENSES",
     "icons/hicolor/256x256/apps/spar-desktop.png",

@@ -125,13 +125,19 @@ def _cancellable(label: str) -> Iterator[tuple[StderrProgress, object]]:
 
 def _guard(fn):
     def wrapper(args):
+        from spar_desktop.core.memory_budget import MemoryBudgetExceeded, budget_message, capped_process_memory
         from spar_desktop.core.progress import Cancelled
         from spar_desktop.core.relations.scope import RelationsError
 
         try:
-            return fn(args)
+            with capped_process_memory():  # one huge allocation fails here, not the machine
+                return fn(args)
         except RelationsError as exc:
             raise CommandError(str(exc)) from exc
+        except MemoryBudgetExceeded as exc:
+            raise CommandError(str(exc)) from None
+        except MemoryError:
+            raise CommandError(budget_message(f"spar relations {args.relations_action}")) from None
         except Cancelled:
             print("spar: cancelled" + (" (the queries already run are kept: the same command resumes)"
                                        if getattr(args, "relations_action", None) == "build" else ""),
@@ -192,11 +198,14 @@ def run_build(args) -> int:
         question_fn = ollama_question_fn(lib.settings)
         if question_fn is None:
             print("spar: note: Ollama is not reachable; building without generated questions", file=sys.stderr)
-    with _cancellable(f"relations ({args.method})") as (progress, cancel):
+    from spar_desktop.core.memory_budget import memory_budget
+
+    with _cancellable(f"relations ({args.method})") as (progress, cancel), \
+            memory_budget("The relations build", cancel) as budget:
         report = build_relations(lib, workspace=args.workspace, method=args.method, queries=queries,
                                  question_fn=question_fn,
                                  synthetic=not args.no_synthetic, retriever=args.retriever, params=params,
-                                 incremental=not args.full, progress=progress, cancel=cancel)
+                                 incremental=not args.full, progress=progress, cancel=budget)
     if args.json:
         print(json.dumps(report.to_json(), indent=1))
         return 0
@@ -246,8 +255,11 @@ def run_export(args) -> int:
             from spar_desktop.core.relations.graph import export_graph
             from spar_desktop.core.relations.neighbourhood import stored_neighbourhood_graph
 
-            G = stored_neighbourhood_graph(open_library(args), args.around, args.hops, progress=progress,
-                                           cancel=cancel, **options)
+            from spar_desktop.core.memory_budget import memory_budget
+
+            with memory_budget("The graph export", cancel) as budget:
+                G = stored_neighbourhood_graph(open_library(args), args.around, args.hops, progress=progress,
+                                               cancel=budget, **options)
             out = export_graph(G, args.out, fmt)
         else:
             out = export_relations(open_library(args), args.out, fmt, progress=progress, cancel=cancel, **options)

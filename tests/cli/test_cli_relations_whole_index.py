@@ -145,3 +145,17 @@ def test_the_progress_line_shows_the_time_left_once():
     progress(Progress(20430, 20430, "reading documents"))
     assert stream.getvalue().splitlines() == ["relations (edrmq): running queries 1,240/20,430, about 12 min left",
                                               "relations (edrmq): 20430/20430 reading documents"]
+
+
+def test_an_export_that_outgrows_its_memory_budget_stops_with_a_message(indexed, capsys, tmp_path, monkeypatch):
+    """A layout that would run for minutes under a budget below what the process already holds:
+    stopped at the first check after the watcher sees it, a message and no file, not an OOM kill."""
+    root, data = indexed
+    assert spar(capsys, data, "relations", "build", "--method", "tfidf", "--yes")[0] == 0
+    monkeypatch.setenv("SPAR_MEMORY_LIMIT_MB", "64")
+    out_file = tmp_path / "g.gexf"
+    code, out, err = spar(capsys, data, "relations", "export", str(out_file), "--iterations", "10000000")
+    assert code != 0 and "The graph export stopped: it needed more than" in err and "--no-layout" in err
+    assert "Traceback" not in err and not out_file.exists()
+    monkeypatch.delenv("SPAR_MEMORY_LIMIT_MB")
+    assert spar(capsys, data, "relations", "export", str(out_file), "--no-layout")[0] == 0 and out_file.exists()

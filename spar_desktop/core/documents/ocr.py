@@ -14,6 +14,7 @@ import functools
 import logging
 import os
 import statistics
+import sys
 import threading
 from dataclasses import replace
 from importlib import metadata
@@ -43,11 +44,23 @@ _OCR_WARNING = "text from OCR"
 _PIPELINE = f"ppocrv4-nocls-ctcspace{SPACE_PROB[0]}/{SPACE_PROB[1]}-{RENDER_DPI}dpi-{OCR_MAX_SIDE}px-det{DET_MAX_SIDE}-layout1"
 
 
+def opencv_backend() -> str:
+    """"opencv" when OpenCV is importable, else "subset": RapidOCR then runs on
+    ``opencv_subset`` (the desktop bundle ships without OpenCV). SPAR_OPENCV=subset forces the
+    subset, to compare the two side by side (benchmarks/ocr_quality.py --opencv both)."""
+    import importlib.util
+
+    if os.environ.get("SPAR_OPENCV", "").lower() == "subset":
+        return "subset"
+    return "opencv" if importlib.util.find_spec("cv2") is not None else "subset"
+
+
 try:
     _VERSION = metadata.version("rapidocr-onnxruntime")
 except metadata.PackageNotFoundError:
     _VERSION = "missing"
-OCR_ENGINE_ID = f"rapidocr-onnxruntime-{_VERSION}/{_PIPELINE}"
+# Pages read without OpenCV may differ by a character here and there: they are cached apart.
+OCR_ENGINE_ID = f"rapidocr-onnxruntime-{_VERSION}/{_PIPELINE}" + ("-cvsubset" if opencv_backend() == "subset" else "")
 
 
 # -- the engine --------------------------------------------------------------------------------
@@ -71,6 +84,11 @@ def _import_engine() -> Any:
         # Heavy (OpenCV, ONNX Runtime): imported only when a page is actually read. ONNX Runtime's
         # telemetry is already off: spar_desktop/__init__ sets its variables before any import.
         import onnxruntime
+
+        if opencv_backend() == "subset":  # before RapidOCR's modules bind their `cv2`
+            from spar_desktop.core.documents import opencv_subset
+
+            sys.modules["cv2"] = opencv_subset
         from rapidocr_onnxruntime import RapidOCR
     finally:
         for key, value in saved.items():

@@ -20,6 +20,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
+from spar_desktop.core.embedding.safetensors_io import tensor_dtypes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
 # Must be set before transformers / huggingface_hub are first imported (they read them once);
@@ -61,6 +62,15 @@ def bundled_model() -> tuple[str, str]:
     if not (path / "model.safetensors").is_file() and not (path / "pytorch_model.bin").is_file():
         raise EncoderError(f"The packaged embedding model has no weights under {path}; reinstall it")
     return str(path), str(getattr(pkg, "__version__", "0"))
+
+
+def _weights_tag(model_dir: Path) -> str:
+    """"+w16" when the weights are stored in half precision (the bundle's copy), else ""."""
+    weights = model_dir / "model.safetensors"
+    try:
+        return "+w16" if "F16" in tensor_dtypes(weights) else ""
+    except (OSError, ValueError):
+        return ""  # no safetensors (pytorch_model.bin) or unreadable: the loader will say so
 
 
 def resolve_device(device: str = "auto") -> str:
@@ -142,6 +152,7 @@ class Encoder:
         path, version = bundled_model()
         self._path = model_path or path
         self._version = version if model_path is None else "custom"
+        self._weights_tag = _weights_tag(Path(self._path))
         self.device = resolve_device(device)
         wanted = runtime or DEFAULT_RUNTIME
         if wanted not in RUNTIMES:
@@ -189,8 +200,11 @@ class Encoder:
         2.5e-7 per component (measured on 300 SciFact abstracts, 9 edge-case texts and 424
         query encodings: minimum cosine 0.9999995, top-10 identical for 415/415 queries; see
         tests/core/embedding/test_parity.py), so cached vectors of either are interchangeable.
-        The int8 graph moves vectors (cosine 0.98-0.999 to fp32), so it gets its own id."""
-        base = f"{MODEL_NAME}@gt-{self._version}"
+        The int8 graph moves vectors (cosine 0.98-0.999 to fp32), so it gets its own id, and so do
+        half-precision weights (the desktop bundle's copy: cosine >= 0.9999 to fp32, see
+        benchmarks/bundle_weights.py): a data dir used by a pip install and by the bundle never
+        mixes their vectors."""
+        base = f"{MODEL_NAME}@gt-{self._version}{self._weights_tag}"
         return base + "+onnx-int8" if self.variant == "int8" else base
 
     @property

@@ -66,3 +66,34 @@ def read_safetensors(path: str | Path) -> dict[str, np.ndarray]:
             raise SafetensorsError(f"{path}: tensor {name} has unsupported dtype {dtype}")
         out[name] = arr.reshape(shape)
     return out
+
+
+def tensor_dtypes(path: str | Path) -> set[str]:
+    """The dtypes of the tensors in ``path``, from its header alone (a few kB read)."""
+    with Path(path).open("rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        if n > _MAX_HEADER:
+            raise SafetensorsError(f"{path}: header length {n} is not plausible")
+        header = json.loads(f.read(n))
+    return {meta["dtype"] for name, meta in header.items() if name != "__metadata__"}
+
+
+def write_safetensors(path: str | Path, tensors: dict[str, np.ndarray], metadata: dict[str, str] | None = None) -> None:
+    """``tensors`` as a safetensors file (little-endian, offsets in the order given)."""
+    names = {np.dtype(v): k for k, v in _DTYPES.items()}
+    header: dict[str, object] = {"__metadata__": dict(metadata)} if metadata else {}
+    offset, buffers = 0, []
+    for name, array in tensors.items():
+        data = np.ascontiguousarray(array, dtype=np.dtype(array.dtype).newbyteorder("<"))
+        raw = data.tobytes()
+        header[name] = {"dtype": names[np.dtype(array.dtype)], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        buffers.append(raw)
+        offset += len(raw)
+    head = json.dumps(header, separators=(",", ":")).encode("utf-8")
+    head += b" " * (-len(head) % 8)  # the format aligns the data on 8 bytes
+    with Path(path).open("wb") as f:
+        f.write(struct.pack("<Q", len(head)))
+        f.write(head)
+        for raw in buffers:
+            f.write(raw)

@@ -17,6 +17,7 @@ import numpy as np
 from sqlalchemy import select
 
 from spar_desktop.core.library.models import File
+from spar_desktop.core.memory_budget import memory_budget
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.build import (  # noqa: F401  (re-exported)
     BuildReport, build_relations, edrmq_accumulator, read_queries_file,
@@ -62,8 +63,12 @@ def related_files(library: "Library", ref: str, k: int = 10, workspace: Optional
     return stored.method, out
 
 
-def export_relations(library: "Library", out: str | Path, fmt: Optional[str] = None, **kwargs: Any) -> Path:
-    return export_graph(relations_graph(library, **kwargs), out, fmt)
+def export_relations(library: "Library", out: str | Path, fmt: Optional[str] = None, *,
+                     cancel: Optional[CancelToken] = None, **kwargs: Any) -> Path:
+    """The stored graph (with its layout unless ``layout=False``) written as GEXF/GraphML, inside
+    a memory budget (MemoryBudgetExceeded instead of an OOM kill)."""
+    with memory_budget("The graph export", cancel) as budget:
+        return export_graph(relations_graph(library, cancel=budget, **kwargs), out, fmt)
 
 
 def require_confirmation(library: "Library", workspace: Optional[str], method: str, *, rebuild: bool = False,
@@ -82,9 +87,10 @@ def graph_payload(library: "Library", workspace: Optional[str] = None, method: O
                   **kwargs: Any) -> Any:
     """The GraphPayload the graph view draws, building the method's relations first when none
     are stored (and ``build_missing``). Slow (build, layout): call it in a worker."""
-    if build_missing and method is not None:
-        if not is_stored(library, workspace, method):  # meta.json only: the graph below loads the build
-            build_relations(library, workspace=workspace, method=method, question_fn=question_fn,
-                            progress=progress, cancel=cancel)
-    G = relations_graph(library, workspace, method, progress=progress, cancel=cancel, **kwargs)
-    return payload_from_graph(G, G.graph.get("method", ""), workspace or "whole index")
+    with memory_budget("The relations graph", cancel) as budget:
+        if build_missing and method is not None:
+            if not is_stored(library, workspace, method):  # meta.json only: the graph below loads the build
+                build_relations(library, workspace=workspace, method=method, question_fn=question_fn,
+                                progress=progress, cancel=budget)
+        G = relations_graph(library, workspace, method, progress=progress, cancel=budget, **kwargs)
+        return payload_from_graph(G, G.graph.get("method", ""), workspace or "whole index")
