@@ -152,17 +152,47 @@ def half_weights(py: Path, out: Path) -> Path:
 
 
 def strip_libraries(app: Path) -> int:
-    """Symbol tables out of every ELF shared library and executable (Linux): bytes saved.
-    --strip-unneeded keeps what the dynamic loader needs; the bundle's --smoke runs after it."""
+    """Symbol tables out of ELF shared libraries and executables (Linux): bytes saved.
+    --strip-unneeded keeps what the dynamic loader needs. Libraries that auditwheel vendored
+    (``*.libs/``) are left alone: patchelf rewrote their headers, and strip can then leave a load
+    segment the loader refuses ("ELF load command address/offset not page-aligned": numpy's
+    OpenBLAS did). Every stripped file is checked the same way and put back if it fails."""
     strip = shutil.which("strip")
     if strip is None:
-        log("no `strip` (binutils) on PATH: the bundle keeps its symbol tables (~90 MB more)")
+        log("no `strip` (binutils) on PATH: the bundle keeps its symbol tables (~80 MB more)")
         return 0
     before = du(app)
+    restored = []
     for path in app.rglob("*"):
-        if path.is_file() and not path.is_symlink() and _is_elf(path):
-            subprocess.run([strip, "--strip-unneeded", str(path)], capture_output=True)
+        if not path.is_file() or path.is_symlink() or ".libs/" in path.relative_to(app).as_posix() or not _is_elf(path):
+            continue
+        backup = path.with_name(path.name + ".unstripped")
+        shutil.copy2(path, backup)
+        done = subprocess.run([strip, "--strip-unneeded", str(path)], capture_output=True).returncode == 0
+        if done and _loadable(path):
+            backup.unlink()
+        else:
+            os.replace(backup, path)
+            restored.append(path.name)
+    if restored:
+        log(f"left unstripped (strip broke or refused them): {', '.join(sorted(restored))}")
     return before - du(app)
+
+
+def _loadable(path: Path) -> bool:
+    """Every PT_LOAD segment's address and offset agree modulo its alignment (what ld.so checks)."""
+    import struct
+
+    data = path.read_bytes()
+    if len(data) < 64 or data[4] != 2 or data[5] != 1:  # only 64-bit little-endian is checked
+        return True
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    for i in range(phnum):
+        p_type, _, p_offset, p_vaddr, _, _, _, p_align = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+        if p_type == 1 and p_align > 1 and (p_vaddr - p_offset) % p_align:
+            return False
+    return True
 
 
 def _is_elf(path: Path) -> bool:

@@ -135,6 +135,7 @@ def run_smoke(top: Path, home: Path, outdir: Path, timeout: float) -> tuple[dict
                "steps": [(s["step"], s["ok"], s["seconds"]) for s in report.get("steps", [])],
                "screenshots": len(report.get("screenshots", []))}
     if problems:
+        outdir.mkdir(parents=True, exist_ok=True)  # a smoke that died early made none
         (outdir / "bundle-smoke-output.txt").write_text(output, encoding="utf-8")
         summary["output_tail"] = output[-3000:]
     return summary, problems
