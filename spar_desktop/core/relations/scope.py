@@ -36,14 +36,15 @@ class RelationsError(ValueError):
 
 
 class BuildNotConfirmed(RelationsError):
-    """Showing the graph would build the whole index's relations (none stored yet, or a rebuild)
-    and nobody has said yes: ``estimate`` (estimate.BuildEstimate) says what it would cost.
+    """Showing the graph would build the whole index's relations (none stored yet, a rebuild, or
+    a long ``update`` of stored ones) and nobody has said yes: ``estimate`` (estimate.BuildEstimate) says what it would cost.
     Nothing embeds the whole index unless the user asks for it (service.require_confirmation)."""
 
-    def __init__(self, estimate: Any, rebuild: bool = False) -> None:
-        self.estimate, self.rebuild = estimate, rebuild
-        what = "rebuilding the relations of the whole index" if rebuild else \
-            "the whole index has no relations built yet"
+    def __init__(self, estimate: Any, rebuild: bool = False, update: bool = False) -> None:
+        self.estimate, self.rebuild, self.update = estimate, rebuild, update
+        what = ("rebuilding the relations of the whole index" if rebuild else
+                "updating the whole index's relations after the files changed takes a while" if update
+                else "the whole index has no relations built yet")
         super().__init__(f"{what}: {estimate.summary()}")
 
 

@@ -71,13 +71,24 @@ def export_relations(library: "Library", out: str | Path, fmt: Optional[str] = N
         return export_graph(relations_graph(library, cancel=budget, **kwargs), out, fmt)
 
 
+# An update of stored whole-index relations that would take longer than this is offered like a
+# build (estimate first, then the user's yes): after a big scan it can cost as much as one.
+UPDATE_ASKS_AFTER_S = 120.0
+
+
 def require_confirmation(library: "Library", workspace: Optional[str], method: str, *, rebuild: bool = False,
                          confirmed: bool = False, encoder: Any = None) -> None:
     """Raise BuildNotConfirmed when loading ``method``'s graph for the whole index (workspace
-    None) would start a whole-index build — nothing stored, or ``rebuild`` — without
-    ``confirmed``. A workspace, or relations already stored (updated incrementally), pass."""
-    if workspace is not None or confirmed or (not rebuild and is_stored(library, None, method)):
+    None) would start a whole-index build — nothing stored, or ``rebuild`` — or an update
+    estimated over UPDATE_ASKS_AFTER_S, without ``confirmed``. A workspace, and short updates of
+    relations already stored, pass."""
+    if workspace is not None or confirmed:
         return
+    if not rebuild and is_stored(library, None, method):
+        update = estimate_build(library, None, method, incremental=True, encoder=encoder)
+        if update.high <= UPDATE_ASKS_AFTER_S:
+            return
+        raise BuildNotConfirmed(update, rebuild, update=True)
     raise BuildNotConfirmed(estimate_build(library, None, method, incremental=not rebuild, encoder=encoder), rebuild)
 
 

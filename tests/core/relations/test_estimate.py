@@ -220,3 +220,25 @@ def test_finished_builds_teach_the_estimate_this_machine_s_speed(tmp_path):
     assert local_factor(tmp_path) == pytest.approx(2.0, rel=1e-3)
     record_build(tmp_path, 200.0, 200.0)  # as estimated with that factor: it stays
     assert local_factor(tmp_path) == pytest.approx(2.0, rel=1e-3)
+
+
+def test_a_long_update_of_the_whole_index_asks_first_and_a_short_one_does_not(library, tmp_path, monkeypatch):
+    """Opening the whole index's graph updates stored relations without asking only when the
+    update is short; one estimated over the threshold (a big scan since) is offered like a build."""
+    from spar_desktop.core.relations import service
+    from spar_desktop.core.relations.scope import BuildNotConfirmed
+
+    root = write_share(tmp_path / "share", 3)
+    Scanner(library).scan([str(root)])
+    with pytest.raises(BuildNotConfirmed) as nothing_stored:
+        service.require_confirmation(library, None, "tfidf")
+    assert not nothing_stored.value.update and "no relations built yet" in str(nothing_stored.value)
+    build_relations(library, method="tfidf")
+    service.require_confirmation(library, None, "tfidf")  # stored, a short update: no question
+    monkeypatch.setattr(service, "UPDATE_ASKS_AFTER_S", 0.0)
+    with pytest.raises(BuildNotConfirmed) as long_update:
+        service.require_confirmation(library, None, "tfidf")
+    assert long_update.value.update and not long_update.value.rebuild
+    assert "updating the whole index's relations" in str(long_update.value) and "9 documents" in str(long_update.value)
+    service.require_confirmation(library, None, "tfidf", confirmed=True)  # the user said yes
+    service.require_confirmation(library, "any workspace", "tfidf")  # a workspace never asks
