@@ -21,8 +21,9 @@ Steps (each prints its time; the total is the build time):
 4. licences  — OUT/THIRD_PARTY_LICENSES from that environment (installers/third_party_licenses.py);
 5. icons     — .ico / .icns / hicolor PNGs (installers/make_icons.py, Pillow);
 6. pyinstaller — installers/spar-desktop.spec → OUT/dist/spar-desktop (macOS: SPAR Desktop.app);
-               on Linux the shared libraries are then stripped of their symbol tables (``strip
-               --strip-unneeded``, binutils; 90 MB, e.g. libpython 23 → 6 MB);
+               on Linux, system libraries nothing in the bundle links any more are removed and
+               the rest are stripped of their symbol tables (``strip --strip-unneeded``, binutils:
+               ~75 MB, e.g. libpython 23 → 6 MB);
 7. package   — Linux: OUT/spar-desktop-VERSION-linux-ARCH.tar.gz with install.sh/uninstall.sh;
                macOS: a .dmg (hdiutil); Windows: an installer .exe (Inno Setup's iscc), when the
                tool is on PATH.
@@ -179,6 +180,33 @@ def strip_libraries(app: Path) -> int:
     return before - du(app)
 
 
+def prune_orphan_libraries(app: Path) -> list[str]:
+    """System libraries PyInstaller copied for binaries the spec then left out (the GTK 3 theme
+    plugin's cairo/pango/atk, Qt Network's Kerberos): removed when no ELF file left in the bundle
+    names them in DT_NEEDED (``readelf -d``, binutils), until nothing changes. Only top-level
+    ``_internal/lib*.so*`` files are candidates, never libpython (the bootloader loads it)."""
+    readelf = shutil.which("readelf")
+    internal = app / "_internal"
+    if readelf is None or not internal.is_dir():
+        return []
+    needed: dict[Path, set[str]] = {}
+    for path in app.rglob("*"):
+        if path.is_file() and not path.is_symlink() and _is_elf(path):
+            out = subprocess.run([readelf, "-dW", str(path)], capture_output=True, text=True).stdout
+            needed[path] = set(re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", out))
+    removed: list[str] = []
+    while True:
+        wanted = set().union(*(libs for path, libs in needed.items()))
+        orphans = [p for p in needed if p.parent == internal and p.name.startswith("lib") and ".so" in p.name
+                   and not p.name.startswith("libpython") and p.name not in wanted]
+        if not orphans:
+            return sorted(removed)
+        for path in orphans:
+            path.unlink()
+            del needed[path]
+            removed.append(path.name)
+
+
 def _loadable(path: Path) -> bool:
     """Every PT_LOAD segment's address and offset agree modulo its alignment (what ld.so checks)."""
     import struct
@@ -310,6 +338,7 @@ def main(argv: list[str] | None = None) -> int:
     icons = out / "icons"
     step("icons", run, [py, HERE / "make_icons.py", "--out", icons])
     app = step("pyinstaller", pyinstaller, py, out, icons, licences, weights)
+    pruned = step("prune", prune_orphan_libraries, app) if not (WIN or MAC) else []
     stripped = step("strip", strip_libraries, app) if not (WIN or MAC) else 0
     artefact = None
     if not args.no_package:
@@ -322,7 +351,7 @@ def main(argv: list[str] | None = None) -> int:
     report = {
         "version": version(), "platform": f"{platform.system()}-{platform.machine()}",
         "python": platform.python_version(), "wheel": str(wheel), "app": str(app),
-        "app_bytes": du(app), "stripped_bytes": stripped, "artefact": str(artefact) if artefact else None,
+        "app_bytes": du(app), "stripped_bytes": stripped, "pruned_libraries": pruned, "artefact": str(artefact) if artefact else None,
         "artefact_bytes": du(artefact) if artefact else None,
         "seconds": {**times, "total": round(time.perf_counter() - t_all, 1)},
     }

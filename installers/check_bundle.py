@@ -40,8 +40,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "build" / "bundle"
 MAX_TARBALL, MAX_UNPACKED = 300_000_000, 600_000_000  # what a download and an install may cost a user
 # Never shipped: torch & co. (the encoder runs on ONNX Runtime), OpenCV (RapidOCR runs on
-# opencv_subset) and PyMuPDF's layout models (never used); see installers/spar-desktop.spec.
-FORBIDDEN = re.compile(r"(^|/)(torch|transformers|sentence_transformers|torchvision|triton|cv2|"
+# opencv_subset), PyMuPDF's layout models (never used) and gRPC (installers/rthook_no_otlp.py); see
+# installers/spar-desktop.spec.
+FORBIDDEN = re.compile(r"(^|/)(torch|transformers|sentence_transformers|torchvision|triton|cv2|grpc|"
                        r"opencv_python[a-z_]*\.libs|pymupdf/layout)(/|\.|-|$)")
 REQUIRED = (
     "spar-desktop/spar-desktop", "spar-desktop/spar", "install.sh", "uninstall.sh", "THIRD_PARTY_LICENSES",
