@@ -1,5 +1,7 @@
-"""The main window: tag tree (left), file table / document viewer / chat (centre), details and
-workspaces with search (right), issues (bottom), running tasks in the status bar."""
+"""The main window, in two views (ui/base/view_modes.py): the library (tag tree left, file table
+centre, details right) and the workspace (request, search and chat centre, the workspace list
+right); the document viewer and the relation graph are pages of the same centre. Issues stay in a
+hidden dock behind a status-bar badge; running tasks show in the status bar."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from spar_desktop.ui.base import window_state
 from spar_desktop.ui.base.status_bar import ElidingStatusBar, WordElidedLabel
 from spar_desktop.ui.base.task_list import TaskListWidget
 from spar_desktop.ui.base.tasks import TaskRunner
+from spar_desktop.ui.base.view_modes import ViewModes
 from spar_desktop.ui.library import ops
 from spar_desktop.ui.library.controller import LibraryController
 from spar_desktop.ui.library.details import DetailsPanel
@@ -37,11 +40,14 @@ from spar_desktop.ui.library.drop import DropOverlay, local_paths
 from spar_desktop.ui.library.file_panel import FilePanel
 from spar_desktop.ui.library.first_run import sample_corpus_dir
 from spar_desktop.ui.library.issues import IssuesPanel
+from spar_desktop.ui.library.issues_badge import IssuesBadge
+from spar_desktop.ui.library.overview_page import attach as attach_overview
 from spar_desktop.ui.library.tag_panel import TagPanel
 from spar_desktop.ui.relations.features import RelationsFeatures
 from spar_desktop.ui.viewer.document_viewer import DocumentViewer
 from spar_desktop.ui.workspaces.features import WorkspaceFeatures
 from spar_desktop.ui.workspaces.panel import reveal_in_file_manager
+from spar_desktop.ui.workspaces.workspace_view import WorkspaceView
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +81,19 @@ class MainWindow(QMainWindow):
 
         self.tabs = QTabWidget()
         self.tabs.setDocumentMode(True)
-        self.tabs.addTab(self.file_panel, "Files")
+        self.workspace_view = WorkspaceView(self.workspace_panel.search_section, self.chat_pane,
+                                            lambda: self.controller.summary.files if self.controller.summary else None)
+        self.tabs.addTab(self.file_panel, "Library")
+        self.tabs.addTab(self.workspace_view, "Workspace")
         self.tabs.addTab(self.viewer, "Document")
-        self.tabs.addTab(self.chat_pane, "Chat")
         self.relations = RelationsFeatures(self)  # the relation graph tab (loads when first shown)
         self.tabs.addTab(self.relations.page, "Relations")
         self.setCentralWidget(self.tabs)
+        self.views = ViewModes(self)
+        self.overview = attach_overview(self)  # the Overview page (charts)
         self.tags_dock = self._dock("Tags", "tagsDock", self.tag_panel, Qt.DockWidgetArea.LeftDockWidgetArea)
         self.details_dock = self._dock("Details", "detailsDock", self.details, Qt.DockWidgetArea.RightDockWidgetArea)
-        self.workspace_dock = self._dock("Workspace", "workspaceDock", self.features.panel_area,
+        self.workspace_dock = self._dock("Workspaces", "workspaceDock", self.features.panel_area,
                                          Qt.DockWidgetArea.RightDockWidgetArea)
         self.issues_dock = self._dock("Issues", "issuesDock", self.issues, Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.details_dock, self.workspace_dock)
@@ -94,7 +104,9 @@ class MainWindow(QMainWindow):
         self.summary_label = WordElidedLabel(full_tip=True)
         self.summary_label.setObjectName("muted")
         self.task_list = TaskListWidget(self.runner)
+        self.issues_badge = IssuesBadge(self.issues, self.issues_dock)  # the dock stays hidden until asked for
         self.statusBar().addPermanentWidget(self.task_list)
+        self.statusBar().addPermanentWidget(self.issues_badge)
         self.statusBar().addPermanentWidget(self.summary_label)
         self.overlay = DropOverlay(self)
         self._build_actions()
@@ -158,6 +170,7 @@ class MainWindow(QMainWindow):
         self.sample_action = self._action("Load sample corpus", self.controller.import_sample)
         self.sample_action.setEnabled(sample_corpus_dir() is not None)
         quit_action = self._action("Quit", self.close, None, QKeySequence.StandardKey.Quit)
+        self.views.build_actions()
         for act in (self.open_action, self.reveal_action, self.view_action):
             act.setEnabled(False)
 
@@ -175,6 +188,10 @@ class MainWindow(QMainWindow):
             tags_menu.addSeparator() if act is None else tags_menu.addAction(act)
         self.tags_menu = tags_menu  # the tag panel's suggestion actions join it
         view_menu = self.menuBar().addMenu("&View")
+        for act in (self.views.library_action, self.views.workspace_action, self.overview_action,
+                    self.views.back_action):
+            view_menu.addAction(act)
+        view_menu.addSeparator()
         view_menu.addAction(self.relations.build_action())
         view_menu.addSeparator()
         view_menu.addAction(self.find_tag_action)
@@ -183,6 +200,9 @@ class MainWindow(QMainWindow):
         for dock in (self.tags_dock, self.details_dock, self.workspace_dock, self.issues_dock):
             view_menu.addAction(dock.toggleViewAction())
         help_menu = self.menuBar().addMenu("&Help")
+        self.shortcuts_action = self._action("Keyboard shortcuts", self.show_shortcuts, None, "Ctrl+/",
+                                             "Every key the window answers to")
+        help_menu.addAction(self.shortcuts_action)
         help_menu.addAction(self._action("Open log folder", lambda: QDesktopServices.openUrl(
             QUrl.fromLocalFile(str(self.settings.layout.logs)))))
         help_menu.addAction(self._action("About SPAR Desktop", self.about))
@@ -231,20 +251,33 @@ class MainWindow(QMainWindow):
         self.details.reveal_requested.connect(self.reveal_current)
         self.details.view_requested.connect(self.view_current)
         self.details.container_requested.connect(self._show_file_by_id)
-        self.issues.count_changed.connect(lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
+        self.issues.count_changed.connect(
+            lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
         self.issues.file_activated.connect(self._show_file_by_id)
         self.features.connect()
         self.relations.connect()
+        wv = self.workspace_view
+        wv.edit_requested.connect(self.features.edit_workspace)
+        wv.new_requested.connect(lambda: self.features.new_workspace())
+        self.workspaces.current_changed.connect(wv.set_workspace)
+        self.workspaces.workspaces_loaded.connect(lambda _rows: wv.set_workspace(self.workspaces.current))
+        c.summary_loaded.connect(lambda _s: wv.refresh())
+        # Choosing a workspace (a click in the list) opens it at the centre.
+        self.workspace_panel.list.itemClicked.connect(lambda *_: self.views.show_workspace())
 
     # ------------------------------------------------------------------ state
     def state_settings(self) -> QSettings:
         return QSettings(str(self.settings.layout.window_state), QSettings.Format.IniFormat)
 
     def _restore_state(self) -> None:
-        window_state.restore(self, self.state_settings())  # only a layout that fits the screen
+        qs = self.state_settings()
+        window_state.restore(self, qs)  # only a layout that fits the screen
+        self.views.restore(qs)  # library or workspace view, as it was left
 
     def closeEvent(self, event) -> None:
-        window_state.save(self, self.state_settings())  # never a layout wider than the screen
+        qs = self.state_settings()
+        window_state.save(self, qs)  # never a layout wider than the screen
+        self.views.save(qs)  # the view is kept even when the layout is not
         self.controller.shutdown()
         self.features.shutdown()
         self.runner.shutdown()
@@ -324,8 +357,7 @@ class MainWindow(QMainWindow):
         self.tag_panel.search.selectAll()
 
     def focus_workspace_search(self) -> None:
-        self.workspace_dock.show()
-        self.workspace_dock.raise_()
+        self.views.show_workspace()
         box = self.workspace_panel.search_box
         if box.isEnabled():
             box.setFocus()
@@ -420,6 +452,14 @@ class MainWindow(QMainWindow):
         if restart:
             text += f"; {', '.join(restart)} change{'s' if len(restart) > 1 else ''} after a restart"
         self.statusBar().showMessage(text, 15000)
+
+    def show_shortcuts(self):
+        from spar_desktop.ui.base.shortcuts_dialog import ShortcutsDialog
+
+        dialog = ShortcutsDialog([a.menu() for a in self.menuBar().actions() if a.menu() is not None], self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.open()
+        return dialog
 
     def about(self) -> None:
         """Help ▸ About SPAR Desktop: version, data folder, licences (ui/base/about_dialog.py)."""

@@ -231,7 +231,10 @@ def test_search_hits_name_sheets_and_slides_and_where_copies_are():
 
     copies = ("/share/Finance/book.xlsx", "/backup/book.xlsx", "/old/book.xlsx", "/old2/book.xlsx")
     html_text = hit_html(make_hit("/share/Finance/Reports.zip!/book.xlsx", 2, 2, copies), "Diesel")
-    assert "<b>book.xlsx</b> <span style='color:#6a7180'>in Reports.zip</span>" in html_text
+    from spar_desktop.ui.base.style import colours
+
+    muted = colours()["muted"]  # the theme's (test_theme.py checks its contrast)
+    assert f"<b>book.xlsx</b> <span style='color:{muted}'>in Reports.zip</span>" in html_text
     assert "· sheet 2" in html_text
     assert "also at: /share/Finance/book.xlsx, /backup/book.xlsx and 2 more" in html_text
     assert "/old2/book.xlsx" in hit_tooltip(make_hit("/d/book.xlsx", 2, 2, copies))

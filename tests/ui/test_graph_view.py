@@ -69,6 +69,8 @@ def test_five_thousand_nodes_render_and_slider_thins_edges(make_view):
     assert len(view.nodes_item.data) == 5000 and view.nodes_item.drawn == 5000
     strength = np.bincount(p.edges.ravel(), weights=np.repeat(p.weights, 2), minlength=p.n_nodes)
     assert len(view.nodes_item.labelled) == LABELS and int(strength.argmax()) in view.nodes_item.labelled
+    assert view.slider.value() > 0  # a readable default threshold (test_graph_readable.py)
+    view.slider.setValue(0)  # the user asks for all edges
     assert view.drawn_edges == 12000  # the drawing budget: the strongest 12,000 of 15,000
     assert "12,000 of the 15,000 in view" in view.status.text()
     drawn = view.edges_item.segments()

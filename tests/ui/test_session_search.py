@@ -47,6 +47,7 @@ def shown_results(panel) -> list[tuple[str, bool]]:
 def test_cover_my_session_builds_clusters_then_marks_what_they_add(qtbot, workspace_window):
     w = workspace_window
     panel = w.workspace_panel
+    w.views.show_workspace()  # the search sits in the workspace view (Ctrl+2)
     button = panel.session.button
     assert button.text() == EXPANSION_LABEL and button.isEnabled() and button.isVisible()
     assert button.toolTip() == EXPANSION_NOTE + "\n\n" + NEEDS_CLUSTERS  # no clusters yet: says what it needs

@@ -51,6 +51,7 @@ def too_wide(window) -> str:
 def default_docks(window) -> None:
     window.resizeDocks([window.tags_dock, window.details_dock], list(DEFAULT_SIDE_WIDTHS), Qt.Orientation.Horizontal)
     window.resizeDocks([window.issues_dock], [DEFAULT_BOTTOM_HEIGHT], Qt.Orientation.Vertical)
+    window.issues_dock.hide()  # opened from the status bar's badge, or by itself for a real error
 
 
 def restore(window, qs: QSettings) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import html
 from typing import Optional
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -30,9 +30,17 @@ THREAD_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 class QuestionBox(QPlainTextEdit):
-    """Enter sends, Shift+Enter starts a new line."""
+    """Enter (or Ctrl+Enter) sends, Shift+Enter starts a new line."""
 
     submitted = Signal()
+
+    def event(self, event) -> bool:
+        # Ctrl+Enter sends here, though the window binds it to "Open" elsewhere: claim the key.
+        if (event.type() == QEvent.Type.ShortcutOverride and event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter)
+                and event.modifiers() & Qt.KeyboardModifier.ControlModifier):
+            event.accept()
+            return True
+        return super().event(event)
 
     def keyPressEvent(self, event) -> None:
         if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter) and not event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
@@ -76,7 +84,9 @@ class ChatPane(QWidget):
         root.setSpacing(0)
         left = QWidget()
         left.setObjectName("threadColumn")
-        left.setFixedWidth(230)
+        # Narrower when the chat shares the workspace view with the search results.
+        left.setMinimumWidth(150)
+        left.setMaximumWidth(230)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(8, 8, 8, 8)
         head = QHBoxLayout()
@@ -117,7 +127,7 @@ class ChatPane(QWidget):
         bar = QHBoxLayout()
         bar.setContentsMargins(12, 6, 12, 6)
         # Elided: a long workspace name must not widen the window's centre (it squeezes the docks).
-        self.title = ElidedLabel("Chat")
+        self.title = ElidedLabel("Chat", full_tip=True)
         self.title.setObjectName("viewerTitle")
         self.server_label = QLabel()
         self.server_label.setObjectName("muted")
@@ -158,7 +168,7 @@ class ChatPane(QWidget):
         il.setContentsMargins(12, 8, 12, 8)
         self.input = QuestionBox()
         self.input.setObjectName("questionBox")
-        self.input.setPlaceholderText("Ask a question about the files in this workspace…  (Enter to send, Shift+Enter for a new line)")
+        self.input.setPlaceholderText("Ask a question about the files in this workspace…  (Enter or Ctrl+Enter to send, Shift+Enter for a new line)")
         self.input.setFixedHeight(64)
         self.input.submitted.connect(self.send)
         self.send_button = QPushButton("Send")

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.documents.pages import page_span_label
 from spar_desktop.ui.base.flow_layout import FlowLayout
 from spar_desktop.ui.base.icons import thumb_icon
+from spar_desktop.ui.base.style import colours
 
 RENDER_MS = 40
 NAME_CHARS = 28
@@ -50,8 +51,13 @@ def citation_links(text: str) -> str:
 
 
 def short_name(path: str) -> str:
+    """The file name, cut in the middle when long so its end (a date, a version, the extension)
+    stays readable; the chip's tooltip carries the full path."""
     name = os.path.basename(path.replace("\\", "/")) or path
-    return name if len(name) <= NAME_CHARS else name[:NAME_CHARS - 1] + "…"
+    if len(name) <= NAME_CHARS:
+        return name
+    tail = NAME_CHARS // 3
+    return name[:NAME_CHARS - tail - 1] + "…" + name[-tail:]
 
 
 class MessageBubble(QFrame):
@@ -135,7 +141,7 @@ class MessageBubble(QFrame):
     def set_note(self, text: str, error: bool = False) -> None:
         self.note.setText(text)
         self.note.setProperty("error", error)
-        self.note.setStyleSheet("color: #b3261e;" if error else "color: #6a7180;")
+        self.note.setStyleSheet(f"color: {colours()['error' if error else 'muted']};")
         self.note.setVisible(bool(text))
 
     # ------------------------------------------------------------------ finished answers

@@ -41,6 +41,9 @@ GROUPS = (
                                                      "them yet, so they are not searched", False),
 )
 REAL_ERRORS = frozenset(kind for kind, _t, _d, expanded in GROUPS if expanded)
+# Errors the user caused and can fix (a folder they added that cannot be listed): the only ones
+# that open the Issues dock by itself. "Formats without text" never does.
+USER_ERRORS = frozenset({"scan"})
 ROWS_ROLE = Qt.ItemDataRole.UserRole + 1  # on a collapsed group: its rows, created on expand
 
 
@@ -88,6 +91,8 @@ class IssuesPanel(QWidget):
                        FileStatus.MISSING: style.standardIcon(sp.SP_MessageBoxWarning)}
         self._info = style.standardIcon(sp.SP_MessageBoxInformation)
         self.total = 0
+        self.serious = 0  # listed rows of the real-error kinds (the status-bar badge counts these)
+        self.user_errors = 0  # listed rows the user caused (folders that could not be read)
         self.counts: dict[str, int] = {}  # rows per kind, as listed
         self.set_issues(Issues((), 0))
 
@@ -104,6 +109,8 @@ class IssuesPanel(QWidget):
                 self._add_group(kind, title, meaning, rows, expanded)
         self.counts = {k: len(v) for k, v in by_kind.items()}
         self.total = issues.total
+        self.serious = sum(n for k, n in self.counts.items() if k in REAL_ERRORS or k not in known)
+        self.user_errors = sum(n for k, n in self.counts.items() if k in USER_ERRORS)
         listed = len(issues.rows)
         self.empty.setVisible(not listed)
         self.tree.setVisible(bool(listed))

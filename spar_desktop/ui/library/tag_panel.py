@@ -142,8 +142,19 @@ class TagPanel(QWidget):
                     sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
         finally:
             self._restoring = False
+        self._fit_count_column(snapshot)
         self._update_empty()
         self._selection_changed()  # emits only if the effective filter changed (a tag vanished)
+
+    def _fit_count_column(self, snapshot: TagSnapshot) -> None:
+        """The counts column as wide as its widest number: a fixed 64 px cut "100,000" to "100,…"
+        on a big share, and a count must never be elided."""
+        widest = max((info.file_count for info in snapshot.infos.values()), default=0)
+        for root in snapshot.folder_roots:
+            widest = max([widest, root.files, *root.tag_files.values()])
+        # item padding (4 px each side, style.py) plus the cell's own margins
+        needed = self.view.fontMetrics().horizontalAdvance(f"{max(widest, 9999):,}") + 22
+        self.view.header().resizeSection(1, needed)
 
     def _update_empty(self) -> None:
         text = self.search.text().strip()

@@ -27,10 +27,12 @@ from pyqtgraph.Qt import internals
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPixmap
 
-# Labels: the LABELS most connected visible nodes; every visible node once at most ALL_LABELS are
-# in view (zoomed in). Label boxes that would overlap an earlier one are skipped.
+from spar_desktop.ui.relations.readable import labels_wanted
+
+# Labels: the most connected tenth of the visible nodes, at most LABELS; every one of a handful
+# in view (zoomed in); the others on hover (readable.py). Label boxes that would overlap an earlier
+# one are skipped.
 LABELS = 12
-ALL_LABELS = 60
 LABEL_CHARS = 32
 LABEL_CELL = 40  # px: the occupancy grid's cell width (its height is a text line)
 LABEL_COLOR = QColor(40, 40, 48)
@@ -330,7 +332,7 @@ class NodeLayer(pg.GraphicsObject):
         pinned = [r for r in self.pinned if 0 <= r < len(where) and where[r] >= 0]
         if pinned:  # the selected document (and a neighbourhood's centre) are always named
             ranked = np.concatenate([pinned, ranked[~np.isin(ranked, pinned)]])
-        want = rows.size if rows.size <= ALL_LABELS else LABELS
+        want = labels_wanted(int(rows.size), LABELS)  # the most central only; the others on hover
         p.setFont(self.font)
         p.setPen(LABEL_COLOR)
         self.labelled = []

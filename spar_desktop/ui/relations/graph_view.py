@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QRectF, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QComboBox, QHBoxLayout, QLabel, QLineEdit, QPushButton, QSlider, QToolButton, QVBoxLayout, QWidget,
 )
@@ -27,8 +27,10 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.relations.neighbourhood import MAX_HOPS, Neighbourhood
 from spar_desktop.core.relations.payload import GROUPINGS, GraphPayload
 from spar_desktop.ui.base.elided_label import ElidedLabel
+from spar_desktop.ui.base.style import colours
 from spar_desktop.ui.relations.graph_items import EdgeLayer, NodeLayer, pixel_size, view_rect
 from spar_desktop.ui.relations.ops import METHODS
+from spar_desktop.ui.relations.readable import readable_keep, slider_value
 
 SCOPES = (("workspace", "Current workspace"), ("index", "Whole index"))
 COLOR_BY = (("community", "Community"), ("cluster", "Cluster"), ("tag", "Tag"))
@@ -42,6 +44,8 @@ MAX_EDGE_PIXELS = 2_000_000
 SETTLE_MS = 150  # the view counts as still after this long without a pan or zoom
 EDGE_PEN = (120, 120, 130, 70)
 FOCUS_PEN = (230, 120, 20, 220)
+FADED_EDGE_PEN = (120, 120, 130, 28)  # the other edges while a document is selected
+SELECTED_PEN = (47, 111, 222, 235)  # the selected document's edges
 CENTER_PEN = (230, 90, 0)
 
 
@@ -134,7 +138,7 @@ class GraphView(QWidget):
 
     def _build_plot(self, max_edges: int, max_edge_pixels: float) -> None:
         self.plot = pg.PlotWidget()
-        self.plot.setBackground("w")
+        self.plot.setBackground(colours()["graph_bg"])  # the theme's (labels keep their own light boxes)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
         self.plot.setAspectLocked(True)
@@ -142,14 +146,16 @@ class GraphView(QWidget):
         self.edges_item = EdgeLayer(pg.mkPen(EDGE_PEN, width=1), max_edges, max_edge_pixels,
                                     on_selected=self._update_status)  # a pan or zoom shows other edges
         self.focus_item = pg.PlotCurveItem(connect="pairs", pen=pg.mkPen(FOCUS_PEN, width=1.5), antialias=False)
+        self.selected_item = pg.PlotCurveItem(connect="pairs", pen=pg.mkPen(SELECTED_PEN, width=2), antialias=True)
         self.nodes_item = NodeLayer(self._on_hovered, self.select_row, self.hover_text)
         self.marks_item = pg.ScatterPlotItem(size=NODE_SIZE + 6, pxMode=True, brush=None,
                                              pen=pg.mkPen((20, 20, 20), width=2))
         self.center_item = pg.ScatterPlotItem(size=NODE_SIZE + 10, pxMode=True, brush=None,
                                               pen=pg.mkPen(CENTER_PEN, width=3))
-        for item in (self.edges_item, self.focus_item, self.nodes_item, self.marks_item, self.center_item):
+        for item in (self.edges_item, self.focus_item, self.selected_item, self.nodes_item, self.marks_item,
+                     self.center_item):
             self.plot.addItem(item)
-        for item in (self.focus_item, self.marks_item, self.center_item):
+        for item in (self.focus_item, self.selected_item, self.marks_item, self.center_item):
             item.setVisible(False)  # overlays: shown only while they have something to draw
         # Elided, never wider than the tab: a node's full path in a plain QLabel widened the
         # central widget past the screen, squeezing the docks (and that layout was saved).
@@ -300,10 +306,16 @@ class GraphView(QWidget):
         self.edges_item.select(view_rect(self.edges_item), pixel_size(self.edges_item))
         return self.edges_item.drawn
 
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange and hasattr(self, "plot"):  # the theme switched
+            self.plot.setBackground(colours()["graph_bg"])
+
     # -- drawing ---------------------------------------------------------------------------------
     def _show(self, payload: Optional[GraphPayload]) -> None:
         self.payload = payload
         self.selected, self.focus = None, set()
+        self._draw_selected()
         for b in (self.expand_button, self.open_button, self.around_button):
             b.setEnabled(False)
         self._overlay(self.center_item, np.zeros((0, 2)))
@@ -326,7 +338,12 @@ class GraphView(QWidget):
         self.marks_item.setSize(size + 6)
         self.center_item.setSize(size + 10)
         self.fit()
-        self._on_slider(self.slider.value())
+        # Readable by default: the strongest edges up to a median of 5 per document (readable.py).
+        value = slider_value(payload.weights, readable_keep(payload.edges, payload.weights, payload.n_nodes))
+        if value != self.slider.value():
+            self.slider.setValue(value)  # _on_slider follows
+        else:
+            self._on_slider(value)
 
     def _colors(self, p: GraphPayload) -> np.ndarray:
         colors = p.colors.get(self.color_by.currentData() or GROUPINGS[0])
@@ -347,6 +364,21 @@ class GraphView(QWidget):
         fp = p.positions[p.edges[hit].reshape(-1)]
         self.focus_item.setData(x=fp[:, 0], y=fp[:, 1], connect="pairs")
         self.focus_item.setVisible(bool(len(fp)))
+
+    def _draw_selected(self) -> None:
+        """The selected document's edges stand out; the others fade (restored without a selection)."""
+        p, row = self.payload, self.selected
+        if p is None or row is None:
+            self.selected_item.setData(x=np.zeros(0), y=np.zeros(0))
+            self.selected_item.setVisible(False)
+            self.edges_item.pen = pg.mkPen(EDGE_PEN, width=1)
+            self.edges_item.update()
+            return
+        mine = p.positions[p.edges[(p.edges[:, 0] == row) | (p.edges[:, 1] == row)].reshape(-1)]
+        self.selected_item.setData(x=mine[:, 0], y=mine[:, 1], connect="pairs")
+        self.selected_item.setVisible(bool(len(mine)))
+        self.edges_item.pen = pg.mkPen(FADED_EDGE_PEN, width=1)
+        self.edges_item.update()
 
     @staticmethod
     def _overlay(item: pg.ScatterPlotItem, pos: np.ndarray) -> None:
@@ -437,6 +469,7 @@ class GraphView(QWidget):
         self.around_button.setEnabled(fid >= 0)
         self.expand_button.setEnabled(True)
         self._update_marks()
+        self._draw_selected()
         self.status.setText(f"{p.labels[row]} — {p.paths[row]}" if p.paths[row] else p.labels[row])
         if emit and fid >= 0:
             self.fileActivated.emit(fid)

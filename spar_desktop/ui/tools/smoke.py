@@ -191,7 +191,7 @@ async def step_settings(ctx: SmokeContext) -> None:
     await asyncio.sleep(0.3)
     ctx.shot("06-settings.png", dialog)
     dialog.reject()
-    ctx.window.tabs.setCurrentWidget(ctx.window.file_panel)
+    ctx.window.views.show_library()
 
 
 SMOKE_REQUEST = "incident reports from 2023"
@@ -203,7 +203,7 @@ async def step_workspace_create(ctx: SmokeContext) -> None:
     """A workspace from a plain-language request: the explained filter, then create and build."""
     w = ctx.window
     await ctx.wait_until(lambda: w.workspaces.service is not None, "the workspace service")
-    w.tabs.setCurrentWidget(w.file_panel)
+    w.views.show_library()
     dialog = w.features.new_workspace(SMOKE_REQUEST)
     if dialog is None:
         raise SmokeFailure("the New workspace dialog did not open")
@@ -229,11 +229,19 @@ async def step_workspace_build(ctx: SmokeContext) -> None:
     await ctx.settle()
     if w.workspaces.row(name).chunk_count == 0:
         raise SmokeFailure(f"{name!r} was built with no passages")
+    # A created workspace opens at the centre: its request and funnel in one line.
+    if w.tabs.currentWidget() is not w.workspace_view:
+        raise SmokeFailure("the new workspace did not open in the workspace view")
+    if name not in w.workspace_view.title.text() or "files" not in w.workspace_view.funnel.text():
+        raise SmokeFailure(f"the workspace view's header shows {w.workspace_view.funnel.text()!r}")
 
 
 async def step_workspace_search(ctx: SmokeContext) -> None:
     w = ctx.window
     panel = w.workspace_panel
+    w.focus_workspace_search()  # Ctrl+K
+    if not panel.search_box.isVisible() or w.tabs.currentWidget() is not w.workspace_view:
+        raise SmokeFailure("Ctrl+K did not show the workspace view's search box")
     panel.search_box.setText(SMOKE_QUERY)
     await ctx.wait_task(w.workspaces.search(SMOKE_QUERY), "the workspace search")
     await ctx.settle()
@@ -256,12 +264,15 @@ async def step_open_top_hit(ctx: SmokeContext) -> None:
     await ctx.settle()
     if w.viewer.highlight_count == 0:
         raise SmokeFailure(f"the top hit's passage was not highlighted in {hit.path}")
+    ctx.shot("10-hit-in-viewer.png")
+    if not w.views.back() or w.tabs.currentWidget() is not w.workspace_view:  # Esc
+        raise SmokeFailure("Back (Esc) did not return from the viewer to the search results")
 
 
 async def step_chat(ctx: SmokeContext) -> None:
     """Ask in chat: streamed from Ollama when it runs, otherwise a retrieval-only answer."""
     w = ctx.window
-    w.tabs.setCurrentWidget(w.chat_pane)
+    w.features.focus_chat()  # the chat sits beside the results in the workspace view
     await ctx.wait_until(lambda: w.chat.session is not None and w.chat.workspace is not None, "the chat session")
     if not w.chat_pane.ask(SMOKE_QUESTION):
         raise SmokeFailure("the question could not be sent")
@@ -284,7 +295,9 @@ async def step_open_citation(ctx: SmokeContext) -> None:
     await ctx.wait_until(lambda: w.viewer.path == passage.path and w.viewer.current_page == passage.page_start
                          and (w.viewer.rendered is not None or w.viewer.text_doc is not None), "the cited page")
     await ctx.settle()
-    w.tabs.setCurrentWidget(w.chat_pane)
+    w.views.back()
+    if w.tabs.currentWidget() is not w.workspace_view:
+        raise SmokeFailure("Back did not return from the cited page to the chat")
     await asyncio.sleep(0.2)
 
 
@@ -325,7 +338,7 @@ STEPS: list[SmokeStep] = [
     SmokeStep("workspace-create", step_workspace_create, timeout=300),
     SmokeStep("workspace-build", step_workspace_build, "08-workspace.png", timeout=300),
     SmokeStep("workspace-search", step_workspace_search, "09-search-results.png"),
-    SmokeStep("open-top-hit", step_open_top_hit, "10-hit-in-viewer.png"),
+    SmokeStep("open-top-hit", step_open_top_hit),
     SmokeStep("chat", step_chat, "11-chat.png", timeout=300),
     SmokeStep("open-citation", step_open_citation),
     SmokeStep("relations", step_relations, "12-relations.png", timeout=420),

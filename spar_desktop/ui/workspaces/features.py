@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Optional
 
 from PySide6.QtCore import QObject, Qt
+from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QFileDialog, QFrame, QInputDialog, QMessageBox, QScrollArea, QStyle
 
 from spar_desktop.ui.base.icons import chat_icon
@@ -25,18 +26,28 @@ class WorkspaceFeatures(QObject):
         self.window = window
         self.controller = WorkspaceController(window.library, window.runner, self)
         self.panel = WorkspacePanel(self.controller)
-        # The dock may be narrower than the panel's buttons: scroll instead of widening the window.
+        # A short dock scrolls the panel vertically instead of squeezing it.
         self.panel_area = QScrollArea()
         self.panel_area.setObjectName("workspaceScroll")
         self.panel_area.setWidget(self.panel)
         self.panel_area.setWidgetResizable(True)
         self.panel_area.setFrameShape(QFrame.Shape.NoFrame)
+        # Never sideways: while shown, the dock is kept as wide as the panel's narrowest layout
+        # (its buttons wrap), so nothing in it is cut when the window is small (hold_panel_width).
+        self.panel_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.chat = ChatController(lambda: window.settings, window.runner, self.controller, self)
         self.chat_pane = ChatPane(self.chat)
         self.dialog: Optional[WorkspaceDialog] = None
 
+    def hold_panel_width(self, shown: bool) -> None:
+        """Only while its tab is the one shown: behind Details it must not widen the dock area
+        (a small window's library view would not fit)."""
+        width = self.panel.minimumSizeHint().width() + self.panel_area.verticalScrollBar().sizeHint().width()
+        self.panel_area.setMinimumWidth(width if shown else 0)
+
     def connect(self) -> None:
         w, c, p = self.window, self.controller, self.panel
+        w.workspace_dock.visibilityChanged.connect(self.hold_panel_width)
         for source in (c, self.chat):
             source.status.connect(lambda text: w.statusBar().showMessage(text, 15000))
             source.error.connect(w._show_error)
@@ -56,16 +67,16 @@ class WorkspaceFeatures(QObject):
     def build_menu(self) -> None:
         w = self.window
         self.new_action = w._action("New workspace…", lambda: self.new_workspace(), QStyle.StandardPixmap.SP_FileDialogNewFolder,
-                                    "Ctrl+Shift+N",
+                                    QKeySequence.StandardKey.New,
                                     "Describe the files for a task; check how they are chosen; build a searchable workspace")
         self.import_action = w._action("Import workspace…", self.import_workspace)
-        self.chat_action = w._action("Chat", lambda: w.tabs.setCurrentWidget(self.chat_pane), None, "Ctrl+Shift+C",
+        self.chat_action = w._action("Chat", self.focus_chat, None, "Ctrl+Shift+C",
                                      "Ask questions about the current workspace")
         self.chat_action.setIcon(chat_icon())
         self.new_action.setEnabled(False)
         self.controller.ready.connect(lambda: self.new_action.setEnabled(True))
         menu = w.menuBar().addMenu("&Workspace")
-        for act in (self.new_action, self.import_action, None, self.chat_action):
+        for act in (self.new_action, self.import_action, None, w.search_action, self.chat_action):
             menu.addSeparator() if act is None else menu.addAction(act)
         return menu
 
@@ -77,8 +88,12 @@ class WorkspaceFeatures(QObject):
 
     # ------------------------------------------------------------------ workspaces
     def show_panel(self) -> None:
-        self.window.workspace_dock.show()
-        self.window.workspace_dock.raise_()
+        """A created workspace opens at the centre, its list entry beside it."""
+        self.window.views.show_workspace()
+
+    def focus_chat(self) -> None:
+        self.window.views.show_workspace()
+        self.chat_pane.input.setFocus()
 
     def new_workspace(self, request: str = "") -> Optional[WorkspaceDialog]:
         return self._open_dialog(None, request)

@@ -41,6 +41,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.progress import Progress
+from spar_desktop.ui.base.flow_layout import FlowLayout
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
@@ -267,8 +268,9 @@ class WorkspacePanel(QWidget):
         self.learning_box.hide()
         layout.addWidget(self.learning_box)
 
-        actions = QHBoxLayout()
-        actions.setSpacing(4)
+        # The buttons wrap to a second line in a narrow dock (or at 150% scale) instead of being cut.
+        actions_box = QWidget()
+        actions = FlowLayout(actions_box, spacing=4)
         self.build_button = QPushButton("Build")
         self.build_button.clicked.connect(self._build_clicked)
         self.archive_button = QPushButton("Archive")
@@ -284,11 +286,9 @@ class WorkspacePanel(QWidget):
         menu.addSeparator()
         self.import_action = menu.addAction("Import a shared workspace…", self.import_requested.emit)
         self.more_button.setMenu(menu)
-        for w in (self.build_button, self.archive_button, self.edit_button):
+        for w in (self.build_button, self.archive_button, self.edit_button, self.more_button):
             actions.addWidget(w)
-        actions.addStretch(1)
-        actions.addWidget(self.more_button)
-        layout.addLayout(actions)
+        layout.addWidget(actions_box)
 
         self.progress_box = QWidget()
         pl = QHBoxLayout(self.progress_box)
@@ -306,11 +306,19 @@ class WorkspacePanel(QWidget):
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_box)
 
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.HLine)
-        line.setObjectName("separator")
-        layout.addWidget(line)
+        layout.addStretch(1)
+        self._build_search()
+        self._update_actions()
 
+    def _build_search(self) -> None:
+        """Search box, "Cover my session", results: a section of its own that the window shows in
+        the workspace view at the centre, where hits have room to be read (in the ~270 px dock the
+        query field and hit texts were cut every four words)."""
+        self.search_section = QWidget()
+        self.search_section.setObjectName("searchSection")
+        layout = QVBoxLayout(self.search_section)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(6)
         self.search_box = QLineEdit()
         self.search_box.setPlaceholderText("Search in the workspace…")
         self.search_box.setClearButtonEnabled(True)
@@ -327,7 +335,7 @@ class WorkspacePanel(QWidget):
         layout.addWidget(self.results_label)
         self.results = QListWidget()
         self.results.setObjectName("searchResults")
-        self.results.setItemDelegate(HitDelegate(self.results))
+        self.results.setItemDelegate(HitDelegate(self.results, snippet_chars=420))  # the centre has room
         self.results.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
         self.results.setUniformItemSizes(False)
         self.results.setResizeMode(QListWidget.ResizeMode.Adjust)
@@ -335,9 +343,9 @@ class WorkspacePanel(QWidget):
         # Row heights depend on the width: a scroll bar appearing later would make them too short.
         self.results.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOn)
         self.results.itemActivated.connect(self._hit_activated)
+        self.results.currentRowChanged.connect(self._hit_selected)
         self.results.setToolTip("Double-click (or Enter) to open the document at this page")
         layout.addWidget(self.results, 1)
-        self._update_actions()
 
     def _freshness_bar(self) -> QFrame:
         """'Out of date (…)' with Update, 'Updating…', or 'Archived after N days unused'."""
@@ -589,6 +597,11 @@ class WorkspacePanel(QWidget):
     def hit(self, row: int):
         item = self.results.item(row)
         return item.data(HIT_ROLE) if item is not None else None
+
+    def _hit_selected(self, _row: int) -> None:
+        """The selected hit shows why it ranks where it does (on demand, not on every row)."""
+        self.results.doItemsLayout()  # row heights change with the why line
+        self.results.viewport().update()
 
     def _hit_activated(self, item: QListWidgetItem) -> None:
         hit = item.data(HIT_ROLE)

@@ -11,30 +11,44 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QTextDocument
-from PySide6.QtWidgets import QStyle, QStyledItemDelegate, QWidget
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QTextDocument
+from PySide6.QtWidgets import QAbstractItemView, QStyle, QStyledItemDelegate, QWidget
 
 from spar_desktop.core.documents.pages import page_span_label
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, FROM_CLUSTER
 from spar_desktop.ui.base.child_docs import also_at_text, container_name, member_name
+from spar_desktop.ui.base.style import colours
 
 HIT_ROLE = Qt.ItemDataRole.UserRole + 1
 CLUSTER_ROLE = Qt.ItemDataRole.UserRole + 2  # True: Cover my session added this file from a cluster
-CLUSTER_MARK = (f"<span style='background:#e4f1dc; color:#2e6b1f'>&nbsp;{html.escape(FROM_CLUSTER)}&nbsp;</span>")
 SNIPPET_CHARS = 220
-MARK = "<span style='background:#fff3b0'><b>"
+MARK = "<span style='background:#fff3b0'><b>"  # in the light theme; _mark() follows the theme
 UNMARK = "</b></span>"
 _OPEN, _CLOSE = "\x02", "\x03"  # span markers that survive whitespace folding and truncation
 MISSING_MARK = "no longer on disk"
 CHANGED_MARK = "changed since the build"
 
 
+def _mark() -> str:
+    return f"<span style='background:{colours()['mark']}'><b>"
+
+
+def _muted(text: str) -> str:
+    return f"<span style='color:{colours()['muted']}'>{text}</span>"
+
+
+def _cluster_mark() -> str:
+    c = colours()
+    return f"<span style='background:{c['cluster_bg']}; color:{c['cluster_text']}'>&nbsp;{html.escape(FROM_CLUSTER)}&nbsp;</span>"
+
+
 def file_mark(hit) -> str:
     """The mark after the file name of a hit whose passage may not be the file's text today."""
     if hit.file_missing:
-        return f" <span style='color:#b3261e'>({MISSING_MARK})</span>"
+        return f" <span style='color:{colours()['error']}'>({MISSING_MARK})</span>"
     if getattr(hit, "file_changed", False):
-        return f" <span style='background:#fff4d6; color:#8a5a00'>&nbsp;{CHANGED_MARK}&nbsp;</span>"
+        c = colours()
+        return f" <span style='background:{c['warn_bg']}; color:{c['warn_text']}'>&nbsp;{CHANGED_MARK}&nbsp;</span>"
     return ""
 
 
@@ -73,7 +87,7 @@ def highlighted_snippet(text: str, spans, limit: int = SNIPPET_CHARS) -> str:
         if head.count(_OPEN) > head.count(_CLOSE):
             head += _CLOSE
         folded = head + " …"
-    return html.escape(folded).replace(_OPEN, MARK).replace(_CLOSE, UNMARK)
+    return html.escape(folded).replace(_OPEN, _mark()).replace(_CLOSE, UNMARK)
 
 
 def hit_explanation(hit):
@@ -100,27 +114,34 @@ def why_html(hit) -> str:
         parts.append(f"learned keys: {'↑' if moved > 0 else '↓'}{abs(moved)}")
     elif e.evolved:
         parts.append("learned keys")
-    return f"<span style='color:#6a7180'>{' · '.join(parts)}</span>" if parts else ""
+    return _muted(' · '.join(parts)) if parts else ""
 
 
-def hit_html(hit, snippet: str, from_cluster: bool = False) -> str:
+def hit_html(hit, snippet: str, from_cluster: bool = False, why: bool = True, name: str = "") -> str:
     """'<b>audit.pdf</b> in Reports.zip · p. 3', the passage (``snippet``: HTML, see
-    highlighted_snippet), the why line, and 'also at: …' for copies; ``from_cluster`` puts the
-    "+ from cluster" mark first."""
+    highlighted_snippet), the why line (``why``: the list shows it for the selected hit only, on
+    demand), and 'also at: …' for copies; ``from_cluster`` puts the "+ from cluster" mark first.
+    ``name`` replaces the file name (the delegate passes it elided in the middle to the row's
+    width; the row's tooltip has the full path)."""
     # a file-level result (no chunk) shows the file's opening
     pages = page_span_label(hit.path, hit.page_start, hit.page_end) if hit.chunk_id else "start of the file"
     missing = file_mark(hit)
     container = container_name(hit.path)
-    inside = f" <span style='color:#6a7180'>in {html.escape(container)}</span>" if container else ""
-    text = (f"{CLUSTER_MARK + ' ' if from_cluster else ''}<b>{html.escape(member_name(hit.path))}</b>{inside}{missing}"
-            f" <span style='color:#6a7180'>· {html.escape(pages)}</span>"
-            f"<br><span style='color:#3b4150'>{snippet}</span>")
-    why = why_html(hit)
-    if why:
-        text += f"<br>{why}"
+    inside = " " + _muted(f"in {html.escape(container)}") if container else ""
+    title = name or member_name(hit.path)
+    doc_title = " ".join((getattr(hit, "title", None) or "").split())
+    if doc_title and doc_title.casefold() not in title.casefold():  # the document's own title, when it says more
+        title_html = f"<b>{html.escape(doc_title)}</b> {_muted(html.escape(title))}"
+    else:
+        title_html = f"<b>{html.escape(title)}</b>"
+    text = (f"{_cluster_mark() + ' ' if from_cluster else ''}{title_html}{inside}{missing}"
+            f" {_muted('· ' + html.escape(pages))}<br>{snippet}")
+    explained = why_html(hit) if why else ""
+    if explained:
+        text += f"<br>{explained}"
     also_at = getattr(hit, "also_at", ())
     if also_at:
-        text += f"<br><span style='color:#6a7180'>{html.escape(also_at_text(also_at))}</span>"
+        text += f"<br>{_muted(html.escape(also_at_text(also_at)))}"
     return text
 
 
@@ -145,13 +166,29 @@ class HitDelegate(QStyledItemDelegate):
 
     PAD = 6
 
-    def _doc(self, option, hit, width: int, from_cluster: bool = False) -> QTextDocument:
+    def __init__(self, parent=None, snippet_chars: int = SNIPPET_CHARS) -> None:
+        super().__init__(parent)
+        self.snippet_chars = snippet_chars
+
+    def _doc(self, option, hit, width: int, from_cluster: bool = False, why: bool = False) -> QTextDocument:
         doc = QTextDocument()
         doc.setDefaultFont(option.font)
+        doc.setDefaultStyleSheet(f"body {{ color: {colours()['text']}; }}")  # the theme's text colour
         doc.setDocumentMargin(0)
-        doc.setHtml(hit_html(hit, highlighted_snippet(hit.text, getattr(hit, "matched", ())), from_cluster))
-        doc.setTextWidth(max(60, width - 2 * self.PAD))
+        text_width = max(60, width - 2 * self.PAD)
+        bold = QFont(option.font)
+        bold.setBold(True)
+        # A long name is cut in the middle (its end tells versions and dates apart), never wrapped.
+        name = QFontMetrics(bold).elidedText(member_name(hit.path), Qt.TextElideMode.ElideMiddle, int(text_width * 0.7))
+        snippet = highlighted_snippet(hit.text, getattr(hit, "matched", ()), self.snippet_chars)
+        doc.setHtml(hit_html(hit, snippet, from_cluster, why=why, name=name))
+        doc.setTextWidth(text_width)
         return doc
+
+    def _why(self, index) -> bool:
+        """The why line is shown on demand: for the selected hit."""
+        view = self.parent()
+        return isinstance(view, QAbstractItemView) and view.currentIndex() == index
 
     def paint(self, painter, option, index) -> None:
         hit = index.data(HIT_ROLE)
@@ -161,10 +198,10 @@ class HitDelegate(QStyledItemDelegate):
         painter.save()
         painter.setClipRect(option.rect)
         if selected:
-            painter.fillRect(option.rect, QColor("#dbe7fb"))
-        painter.setPen(QColor("#e3e5e9"))
+            painter.fillRect(option.rect, QColor(colours()["selected_row"]))
+        painter.setPen(QColor(colours()["separator"]))
         painter.drawLine(option.rect.bottomLeft(), option.rect.bottomRight())
-        doc = self._doc(option, hit, option.rect.width(), bool(index.data(CLUSTER_ROLE)))
+        doc = self._doc(option, hit, option.rect.width(), bool(index.data(CLUSTER_ROLE)), self._why(index))
         painter.translate(option.rect.left() + self.PAD, option.rect.top() + self.PAD)
         doc.drawContents(painter, QRectF(0, 0, doc.textWidth(), doc.size().height()))
         painter.restore()
@@ -175,5 +212,5 @@ class HitDelegate(QStyledItemDelegate):
             return super().sizeHint(option, index)
         view = self.parent()
         width = view.viewport().width() if isinstance(view, QWidget) else 300
-        doc = self._doc(option, hit, width, bool(index.data(CLUSTER_ROLE)))
+        doc = self._doc(option, hit, width, bool(index.data(CLUSTER_ROLE)), self._why(index))
         return QSize(width, int(doc.size().height()) + 2 * self.PAD)

@@ -1,0 +1,173 @@
+"""The share at a glance (View ▸ Overview, built on first show by overview_page.py): files by
+year, by kind and by top folder, problems by kind, as bar charts (pyqtgraph) instead of tables. Clicking a year or a folder bar filters the file
+table by its tag; clicking the problems chart opens the Issues dock.
+
+The counts are SQL aggregates the index already keeps: the tag snapshot's per-tag file counts
+(years are date tags, folders are folder tags) and the library's counts by format, so drawing
+costs the same at 1,000 files as at 1,000,000.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Mapping, Optional
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6.QtCore import QEvent, Signal
+from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+
+from spar_desktop.ui.base.style import colours
+
+YEAR_KEY = re.compile(r"^date:(\d{4})$")
+TOP_FOLDERS = 12
+TOP_KINDS = 10
+LABEL_CHARS = 16  # a category's name on the axis; longer ones are cut (the tag tree has them whole)
+
+
+@dataclass(frozen=True)
+class Bars:
+    labels: tuple[str, ...]
+    counts: tuple[int, ...]
+    tag_ids: tuple[Optional[int], ...] = ()  # the tag a click filters by, per bar
+
+
+def year_bars(infos: Mapping) -> Bars:
+    years = sorted((int(m.group(1)), info) for info in infos.values() if (m := YEAR_KEY.match(info.key)))
+    return Bars(tuple(str(y) for y, _ in years), tuple(i.file_count for _, i in years), tuple(i.id for _, i in years))
+
+
+def folder_bars(infos: Mapping, roots) -> Bars:
+    counts: dict[int, int] = {}
+    for root in roots:
+        for tag_id, n in root.tag_files.items():
+            counts[tag_id] = counts.get(tag_id, 0) + n
+    top = sorted(counts.items(), key=lambda kv: -kv[1])[:TOP_FOLDERS]
+    return Bars(tuple(infos[t].value if t in infos else "?" for t, _ in top), tuple(n for _, n in top),
+                tuple(t for t, _ in top))
+
+
+def ranked_bars(counts: Mapping[str, int], limit: int) -> Bars:
+    top = sorted(((k, v) for k, v in counts.items() if v), key=lambda kv: -kv[1])[:limit]
+    return Bars(tuple(k for k, _ in top), tuple(v for _, v in top))
+
+
+class BarChart(QWidget):
+    """One titled bar chart; ``bar_clicked`` carries the bar's index."""
+
+    bar_clicked = Signal(int)
+
+    def __init__(self, title: str, hint: str, horizontal: bool = False, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.horizontal = horizontal
+        self.bars = Bars((), ())
+        self.title = QLabel(title)
+        self.title.setObjectName("sectionTitle")
+        self.title.setToolTip(hint)
+        self.plot = pg.PlotWidget()
+        self.plot.setMenuEnabled(False)
+        self.plot.setMouseEnabled(x=False, y=False)
+        self.plot.hideButtons()
+        self.plot.setToolTip(hint)
+        self.plot.scene().sigMouseClicked.connect(self._clicked)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addWidget(self.plot, 1)
+
+    def set_bars(self, bars: Bars) -> None:
+        c = colours()
+        self.bars = bars
+        self.plot.clear()
+        self.plot.setBackground(c["base"])
+        for axis in ("left", "bottom"):
+            self.plot.getAxis(axis).setTextPen(c["text"])
+            self.plot.getAxis(axis).setPen(c["border"])
+        n, top = len(bars.counts), max(bars.counts, default=1)
+        heights = np.array(bars.counts, dtype=float)
+        # Names read along a row: categories are horizontal bars, the first on top; years stand.
+        if self.horizontal:
+            rows = n - 1 - np.arange(n)
+            if n:
+                self.plot.addItem(pg.BarGraphItem(x0=0, y=rows, width=heights, height=0.7, brush=c["accent"]))
+            names = [(int(r), lbl if len(lbl) <= LABEL_CHARS else lbl[:LABEL_CHARS - 1] + "…")
+                     for r, lbl in zip(rows, bars.labels)]
+            self.plot.getAxis("left").setTicks([names])
+            self.plot.getAxis("left").setWidth(118)
+            self.plot.setYRange(-0.6, max(n - 0.4, 0.6), padding=0)
+            self.plot.setXRange(0, top * 1.1, padding=0)
+            self._whole_ticks("bottom", top)
+        else:
+            if n:
+                self.plot.addItem(pg.BarGraphItem(x=np.arange(n), height=heights, width=0.7, brush=c["accent"]))
+            step = max(1, n // 10)
+            self.plot.getAxis("bottom").setTicks([[(i, lbl) for i, lbl in enumerate(bars.labels) if i % step == 0]])
+            self.plot.setXRange(-0.6, max(n - 0.4, 0.6), padding=0)
+            self.plot.setYRange(0, top * 1.1, padding=0)
+            self._whole_ticks("left", top)
+
+    def _whole_ticks(self, axis: str, top: int) -> None:
+        """Counts are whole numbers: no '0.2' ticks on a chart of three files."""
+        if top <= 10:
+            self.plot.getAxis(axis).setTickSpacing(major=max(1, top // 5), minor=1)
+        else:
+            self.plot.getAxis(axis).setTickSpacing()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:  # the theme switched: redraw in its colours
+            self.set_bars(self.bars)
+
+    def bar_at(self, i: int):
+        """The view point in the middle of bar ``i`` (tests click it)."""
+        from PySide6.QtCore import QPointF
+
+        half = self.bars.counts[i] / 2
+        return QPointF(half, len(self.bars.counts) - 1 - i) if self.horizontal else QPointF(i, half)
+
+    def _clicked(self, event) -> None:
+        point = self.plot.getViewBox().mapSceneToView(event.scenePos())
+        n = len(self.bars.counts)
+        along, value = (point.y(), point.x()) if self.horizontal else (point.x(), point.y())
+        i = int(round(along))
+        if self.horizontal:
+            i = n - 1 - i
+        if 0 <= i < n and 0 <= value <= self.bars.counts[i]:
+            self.bar_clicked.emit(i)
+
+
+class OverviewPanel(QWidget):
+    tag_clicked = Signal(int)  # filter the file table by this tag
+    problems_clicked = Signal()
+
+    def __init__(self, parent: Optional[QWidget] = None) -> None:
+        super().__init__(parent)
+        self.years = BarChart("Files by year", "Click a year to list its files")
+        self.kinds = BarChart("Files by kind", "Files per format", horizontal=True)
+        self.folders = BarChart("Files by top folder", "Click a folder to list its files", horizontal=True)
+        self.problems = BarChart("Problems by kind", "Click to see the files in the Issues panel", horizontal=True)
+        grid = QGridLayout(self)
+        for i, chart in enumerate((self.years, self.kinds, self.folders, self.problems)):
+            grid.addWidget(chart, i // 2, i % 2)
+        self.years.bar_clicked.connect(lambda i: self._tag(self.years, i))
+        self.folders.bar_clicked.connect(lambda i: self._tag(self.folders, i))
+        self.problems.bar_clicked.connect(lambda _i: self.problems_clicked.emit())
+
+    def _tag(self, chart: BarChart, i: int) -> None:
+        tag_id = chart.bars.tag_ids[i] if i < len(chart.bars.tag_ids) else None
+        if tag_id is not None:
+            self.tag_clicked.emit(tag_id)
+
+    def set_tags(self, snapshot) -> None:
+        self.years.set_bars(year_bars(snapshot.infos))
+        self.folders.set_bars(folder_bars(snapshot.infos, snapshot.folder_roots))
+
+    def set_formats(self, counts: Mapping[str, int]) -> None:
+        self.kinds.set_bars(ranked_bars(counts, TOP_KINDS))
+
+    def set_problems(self, counts: Mapping[str, int]) -> None:
+        from spar_desktop.ui.library.issues import KIND_LABELS
+
+        self.problems.set_bars(ranked_bars({KIND_LABELS.get(k, k): n for k, n in counts.items()}, 8))
+
