@@ -1,6 +1,7 @@
 """The Linux bundle: size, and cold start (launch → main window on screen) beside the venv's app.
 
-Usage: python benchmarks/bundle.py [--tarball FILE] [--runs 5] [--venv .venv] [--out benchmarks/results/bundle.json]
+Usage: python benchmarks/bundle.py [--tarball FILE] [--against-tarball OLD] [--runs 5] [--venv .venv]
+       [--out benchmarks/results/bundle.json]
 
 Unpacks the newest build/bundle/spar-desktop-*-linux-*.tar.gz (installers/build_bundle.py makes it)
 into a temporary folder, prepares one data dir per variant holding the indexed sample corpus
@@ -61,6 +62,8 @@ def main() -> None:
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--build-report", type=Path, default=OUT / "build-report.json",
                     help="build_bundle.py's report (build time by step) to include")
+    ap.add_argument("--against-tarball", type=Path,
+                    help="a previous bundle to launch alternately too (start-up before/after a packaging change)")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "bundle.json")
     args = ap.parse_args()
     tarball = args.tarball or sorted(OUT.glob("spar-desktop-*-linux-*.tar.gz"), key=lambda p: p.stat().st_mtime)[-1]
@@ -75,6 +78,12 @@ def main() -> None:
             "venv": [str(args.venv / "bin" / "spar-desktop")],
         }
         clis = {"bundle": [str(top / "spar-desktop" / "spar")], "venv": [str(args.venv / "bin" / "spar")]}
+        if args.against_tarball:
+            with tarfile.open(args.against_tarball) as tar:
+                tar.extractall(work / "previous", filter="tar")
+            (prev,) = list((work / "previous").iterdir())
+            variants["previous_bundle"] = [str(prev / "spar-desktop" / "spar-desktop")]
+            clis["previous_bundle"] = [str(prev / "spar-desktop" / "spar")]
         homes, datas = {}, {}
         for label in variants:
             homes[label] = work / label / "home"
@@ -106,6 +115,11 @@ def main() -> None:
         b, v = (out["variants"][k]["window_shown_s_median"] for k in ("bundle", "venv"))
         if b and v:
             out["window_shown_bundle_over_venv"] = round(b / v, 2)
+        if args.against_tarball:
+            out["previous_tarball"] = str(args.against_tarball)
+            prev_s = out["variants"]["previous_bundle"]["window_shown_s_median"]
+            if b and prev_s:
+                out["window_shown_bundle_over_previous"] = round(b / prev_s, 2)
         text = json.dumps(out, indent=2)
         print(text)
         args.out.parent.mkdir(parents=True, exist_ok=True)
