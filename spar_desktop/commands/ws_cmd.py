@@ -54,6 +54,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         e = wsub.add_parser(action, help=helptext)
         e.add_argument("name")
         e.add_argument("--json", action="store_true")
+        if action == "explain":
+            e.add_argument("--all-tags", action="store_true",
+                           help="list every matched tag (same-named folders are otherwise one line)")
         e.set_defaults(func=run_explain if action == "explain" else run_files)
 
     b = wsub.add_parser("build", help="build (or update) the workspace's vector collection")
@@ -135,8 +138,8 @@ def _guard(fn):
     return wrapper
 
 
-def _print_explanation(exp) -> None:
-    for line in exp.lines():
+def _print_explanation(exp, expand: bool = False) -> None:
+    for line in exp.lines(expand):
         print(printable(line))
 
 
@@ -154,6 +157,8 @@ def run_create(args) -> int:
     if args.all_files and not (args.prompt.strip() or args.tag or args.since or args.until or args.type):
         flt = WorkspaceFilter(all_files=True)
     else:
+        if args.prompt.strip():
+            _sync_tag_index(mgr)
         flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type,
                              match=args.match)
     if args.match == "all":
@@ -175,6 +180,14 @@ def run_create(args) -> int:
         return run_build(args)
     print(printable(f"next: spar ws build \"{info.name}\""))
     return 0
+
+
+def _sync_tag_index(mgr) -> None:
+    """Embed the tags not embedded yet (after a scan of new folders) with a progress line; a
+    Ctrl-C keeps the batches done, and the next request goes on from there."""
+    progress = StderrProgress("tag vocabulary")
+    mgr.sync_tag_index(progress)
+    progress.finish()
 
 
 def _with_ranking_options(flt, args):
@@ -213,7 +226,7 @@ def run_explain(args) -> int:
     if args.json:
         print(json.dumps(exp.to_json(), indent=1, default=str))
     else:
-        _print_explanation(exp)
+        _print_explanation(exp, args.all_tags)
     return 0
 
 

@@ -112,6 +112,18 @@ def ancestor_ids(session: Session, tag_ids: Iterable[int]) -> set[int]:
     return set(session.scalars(select(up.c.id)).all())
 
 
+def ancestors_by_tag(session: Session, tag_ids: Iterable[int]) -> dict[int, set[int]]:
+    """tag id → its ancestors (itself included), for many tags in one recursive query."""
+    ids = sorted(set(tag_ids))
+    out: dict[int, set[int]] = defaultdict(set)
+    for i in range(0, len(ids), 500):  # bounded IN lists (SQLite's variable limit, plan size)
+        up = select(Tag.id.label("tag"), Tag.id.label("id")).where(Tag.id.in_(ids[i:i + 500])).cte("up_by", recursive=True)
+        up = up.union(select(up.c.tag, TagEdge.parent_id).join(up, TagEdge.child_id == up.c.id))
+        for tag, anc in session.execute(select(up.c.tag, up.c.id)):
+            out[tag].add(anc)
+    return dict(out)
+
+
 def add_edge(session: Session, parent_id: int, child_id: int) -> bool:
     """Add parent→child unless it exists; refuse (TagError) if it would close a cycle."""
     if parent_id == child_id or parent_id in descendant_ids(session, [child_id]):

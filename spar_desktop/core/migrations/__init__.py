@@ -3,7 +3,8 @@ whenever ``Library`` opens a database). Light on purpose: the CLI imports the er
 without loading SQLAlchemy or Alembic.
 
 Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id);
-0003 = tag suggestions (file_summaries, tag_rejections). A change to any table needs a new revision (a test
+0003 = tag suggestions (file_summaries, tag_rejections); 0004 = tag vocabulary index state
+(tag_vocabulary, tag_words). A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 # The newest revision this code knows; checked against versions/ by the tests. Opening a database
 # already at this revision costs one SELECT and never loads Alembic.
-HEAD_REVISION = "0003"
+HEAD_REVISION = "0004"
 
 
 class IndexTooNewError(RuntimeError):

@@ -175,10 +175,15 @@ class Workspaces:
     # -- tag index ------------------------------------------------------------------------
     @property
     def tag_index(self) -> Any:
+        """The tag index, synced (new and changed tags embedded) and opened once per process."""
+        return self.sync_tag_index()
+
+    def sync_tag_index(self, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> Any:
+        """Bring the tag index up to date (only tags not embedded yet cost anything; resumable)."""
         with self.locks.tags:
             if self._tag_index is None:
                 self._tag_index = TagIndex(self.library, self.engine.chroma, self.engine.encoder)
-            self._tag_index.sync()
+            self._tag_index.sync(progress, cancel)
             return self._tag_index
 
     # -- create / read --------------------------------------------------------------------

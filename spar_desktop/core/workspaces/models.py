@@ -97,3 +97,42 @@ class EvolvedKeyRow(Base):
     extra_text: Mapped[str] = mapped_column(Text, default="")
     tag: Mapped[str] = mapped_column(String(40))
     evolved_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TagVocabularyEntry(Base):
+    """One tag of the vocabulary index (tag_index.py): its label as normalised words (what
+    lexical matching compares), the inputs of its embedded text as they were when it was last
+    indexed (a change of label, description or parents re-embeds it), and the fingerprint of the
+    texts in the tag collection (None: not embedded yet, so embedding resumes where it stopped).
+    No foreign key on purpose: a deleted tag's row says which vectors to delete."""
+
+    __tablename__ = "tag_vocabulary"
+
+    tag_id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    words: Mapped[str] = mapped_column(Text, default="")
+    value: Mapped[str] = mapped_column(Text, default="")
+    description: Mapped[Optional[str]] = mapped_column(Text, nullable=True)
+    parents: Mapped[int] = mapped_column(Integer, default=0)  # parent edges when indexed
+    fp: Mapped[Optional[str]] = mapped_column(String(16), nullable=True, index=True)
+    model_id: Mapped[Optional[str]] = mapped_column(String(120), nullable=True)
+    texts: Mapped[int] = mapped_column(Integer, default=0)  # vectors it has in the collection
+
+
+class TagWord(Base):
+    """word → tags whose label has it: keyword → tag matching reads only the tags sharing a word
+    with the keyword (an index lookup), never the whole vocabulary."""
+
+    __tablename__ = "tag_words"
+
+    word: Mapped[str] = mapped_column(String(200), primary_key=True)
+    tag_id: Mapped[int] = mapped_column(Integer, primary_key=True, index=True)
+
+
+class TagVocabularyMeta(Base):
+    """Small facts about the vocabulary index, e.g. the signature of the tag tables it was last
+    brought up to date with: an unchanged signature spares a request the per-tag comparison."""
+
+    __tablename__ = "tag_vocabulary_meta"
+
+    key: Mapped[str] = mapped_column(String(40), primary_key=True)
+    value: Mapped[str] = mapped_column(Text, default="")

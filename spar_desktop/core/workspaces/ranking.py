@@ -29,9 +29,8 @@ from sqlalchemy import select
 
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.models import File, FileTag
+from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
-from spar_desktop.core.library.tags import descendant_ids
 from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
 
 if TYPE_CHECKING:  # selection calls this module: a type only
@@ -108,40 +107,57 @@ class Ranking:
                 "with_summaries": self.with_summaries, "label": self.label()}
 
 
-def _group_scores(session, groups: Sequence[Mapping[int, float]], include_unconfirmed: bool,
-                  pool: set[int]) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
-    """Per pool file, the best match score per group: (counting suggestions if asked, confirmed only)."""
+def _group_scores(session, groups: Sequence[Mapping[int, float]], hard: FileFilter
+                  ) -> tuple[dict[int, list[float]], dict[int, list[float]], dict[int, tuple[str, Optional[str]]]]:
+    """Per pool file with a tag of some group, the best match score per group (counting
+    suggestions if asked; confirmed only), and its (path, content hash). SQL over the groups'
+    tags and their descendants (one recursive query per group) joined to the hard filter: only
+    the files that have such a tag are read, never the whole pool."""
     counted: dict[int, list[float]] = {}
     confirmed: dict[int, list[float]] = {}
+    paths: dict[int, tuple[str, Optional[str]]] = {}
     n = len(groups)
     for gi, group in enumerate(groups):
-        best: dict[int, float] = {}  # tag or descendant → best score of a group tag above it
-        for tag_id, score in group.items():
-            for d in descendant_ids(session, [tag_id]):
-                best[d] = max(best.get(d, 0.0), float(score))
-        ids = sorted(best)
-        for i in range(0, len(ids), _IN_CHUNK):
-            q = select(FileTag.file_id, FileTag.tag_id, FileTag.confirmed, FileTag.score).where(
-                FileTag.tag_id.in_(ids[i:i + _IN_CHUNK]))
-            for fid, tid, ok, certainty in session.execute(q):
-                if fid not in pool:
-                    continue
-                if ok:
-                    row = confirmed.setdefault(fid, [0.0] * n)
-                    row[gi] = max(row[gi], best[tid])
-                if ok or include_unconfirmed:
-                    # A suggestion weighs as much as its own certainty; a confirmed tag fully.
-                    weight = 1.0 if ok else min(1.0, max(0.0, float(certainty or 0.0)))
-                    row = counted.setdefault(fid, [0.0] * n)
-                    row[gi] = max(row[gi], best[tid] * weight)
-    return counted, confirmed
+        if not group:
+            continue
+        tree = (select(Tag.id.label("root"), Tag.id.label("id")).where(Tag.id.in_(sorted(group)))
+                .cte(f"group_{gi}", recursive=True))
+        tree = tree.union(select(tree.c.root, TagEdge.child_id).join(tree, TagEdge.parent_id == tree.c.id))
+        q = (build_query(session, hard).order_by(None)
+             .with_only_columns(tree.c.root, File.id, File.path, File.content_hash, FileTag.confirmed, FileTag.score)
+             .select_from(File).join(FileTag, FileTag.file_id == File.id).join(tree, tree.c.id == FileTag.tag_id))
+        if not hard.include_unconfirmed:
+            q = q.where(FileTag.confirmed.is_(True))
+        for root, fid, path, h, ok, certainty in session.execute(q):
+            paths[fid] = (path, h)
+            best = float(group[root])
+            if ok:
+                row = confirmed.setdefault(fid, [0.0] * n)
+                row[gi] = max(row[gi], best)
+            # A suggestion weighs as much as its own certainty; a confirmed tag fully.
+            weight = 1.0 if ok else min(1.0, max(0.0, float(certainty or 0.0)))
+            row = counted.setdefault(fid, [0.0] * n)
+            row[gi] = max(row[gi], best * weight)
+    return counted, confirmed, paths
 
 
-def _likeness(library: Library, query: Optional[np.ndarray], model_id: str, pool: set[int]) -> dict[int, float]:
-    """Cosine of each pool file's current summary to the request (files without one are absent)."""
+def _unconstrained(hard: FileFilter) -> bool:
+    """Every file with a current summary meets ``hard`` (summaries are of present, readable files)."""
+    return not (hard.tag_groups or hard.soft_groups or hard.since or hard.until or hard.formats or hard.statuses
+                or hard.authors or hard.folder_ids or hard.file_ids is not None or hard.path_glob)
+
+
+def _likeness(library: Library, query: Optional[np.ndarray], model_id: str, hard: FileFilter) -> dict[int, float]:
+    """Cosine of each pool file's current summary to the request (files without one are absent).
+    The pool's ids are read only when the hard filter narrows it."""
     if query is None or not model_id:
         return {}
-    return {i: v for i, v in summary_similarity(library, model_id, query).items() if i in pool}
+    sims = summary_similarity(library, model_id, query)
+    if not sims or _unconstrained(hard):
+        return sims
+    with library.session() as s:
+        pool = set(s.scalars(build_query(s, hard).order_by(None).with_only_columns(File.id)))
+    return {i: v for i, v in sims.items() if i in pool}
 
 
 def _score(tags: float, similarity: Optional[float]) -> float:
@@ -149,36 +165,54 @@ def _score(tags: float, similarity: Optional[float]) -> float:
     return (1.0 - SIMILARITY_WEIGHT) * tags + SIMILARITY_WEIGHT * like
 
 
+def _paths(s, ids: Sequence[int]) -> dict[int, tuple[str, Optional[str]]]:
+    out: dict[int, tuple[str, Optional[str]]] = {}
+    ids = sorted(ids)
+    for i in range(0, len(ids), _IN_CHUNK):
+        q = select(File.id, File.path, File.content_hash).where(File.id.in_(ids[i:i + _IN_CHUNK]))
+        out.update((fid, (path, h)) for fid, path, h in s.execute(q))
+    return out
+
+
+def _confirmed_pool(s, hard: FileFilter, ids: Sequence[int]) -> set[int]:
+    """Those of ``ids`` that meet ``hard`` on confirmed tags alone."""
+    if not (hard.include_unconfirmed and hard.tag_groups):
+        return set(ids)
+    out: set[int] = set()
+    ids = sorted(ids)
+    for i in range(0, len(ids), _IN_CHUNK):
+        part = replace(hard, include_unconfirmed=False, file_ids=frozenset(ids[i:i + _IN_CHUNK]))
+        out.update(s.scalars(build_query(s, part).order_by(None).with_only_columns(File.id)))
+    return out
+
+
 def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float]], budget: int,
          query: Optional[np.ndarray] = None, model_id: str = "") -> Ranking:
     """Score the files that meet ``hard`` by ``groups`` (tag id → match score, one mapping per
-    optional keyword group) and by summary likeness to ``query``; admit the best ``budget``."""
+    optional keyword group) and by summary likeness to ``query``; admit the best ``budget``.
+    Costs what the candidates cost: the pool is counted in SQL, and only files with a group's
+    tag or a summary are scored (a file with neither scores 0 and is never admitted)."""
+    likeness = _likeness(library, query, model_id, hard)
     with library.session() as s:
-        rows = {r[0]: (r[1], r[2]) for r in s.execute(
-            build_query(s, hard).with_only_columns(File.id, File.path, File.content_hash))}
-        pool = set(rows)
-        confirmed_pool = pool
-        if hard.include_unconfirmed and hard.tag_groups:  # required groups met only through suggestions
-            confirmed_pool = {r[0] for r in s.execute(build_query(s, replace(hard, include_unconfirmed=False))
-                                                      .with_only_columns(File.id))}
-        counted, confirmed = _group_scores(s, groups, hard.include_unconfirmed, pool) if groups else ({}, {})
-    likeness = _likeness(library, query, model_id, pool)
-    n = max(1, len(groups))
-    scored: list[ScoredFile] = []
-    for fid in pool:
-        sim = likeness.get(fid)
-        tags = sum(counted.get(fid, ())) / n
-        score = _score(tags, sim)
-        if score <= 0.0:
-            continue
-        path, h = rows[fid]
-        scored.append(ScoredFile(fid, path, h, score, tags, sim))
-    scored.sort(key=lambda f: (-f.score, f.path))
-    admitted = scored[:max(0, budget)]
-    if hard.include_unconfirmed:
-        cutoff = admitted[-1].score if admitted else 0.0
-        admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
-    return Ranking(len(pool), len(scored), budget, tuple(admitted), len(likeness))
+        pool = count_files(s, hard)
+        counted, confirmed, paths = _group_scores(s, groups, hard) if groups else ({}, {}, {})
+        n = max(1, len(groups))
+        evidence: dict[int, tuple[float, float, Optional[float]]] = {}
+        for fid in set(counted) | set(likeness):
+            sim = likeness.get(fid)
+            tags = sum(counted.get(fid, ())) / n
+            score = _score(tags, sim)
+            if score > 0.0:
+                evidence[fid] = (score, tags, sim)
+        paths.update(_paths(s, [fid for fid in evidence if fid not in paths]))  # summaries alone
+        scored = [ScoredFile(fid, *paths[fid], *e) for fid, e in evidence.items()]
+        scored.sort(key=lambda f: (-f.score, f.path))
+        admitted = scored[:max(0, budget)]
+        if hard.include_unconfirmed:
+            confirmed_pool = _confirmed_pool(s, hard, [f.file_id for f in admitted])
+            cutoff = admitted[-1].score if admitted else 0.0
+            admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
+    return Ranking(pool, len(scored), budget, tuple(admitted), len(likeness))
 
 
 def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed: dict[int, list[float]], n: int, cutoff: float) -> ScoredFile:

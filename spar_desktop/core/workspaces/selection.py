@@ -26,9 +26,10 @@ from typing import Optional
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.queries import FileFilter, count_files
-from spar_desktop.core.library.tags import ancestor_ids, resolve_tags
+from spar_desktop.core.library.tags import ancestors_by_tag, resolve_tags
 from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
 from spar_desktop.core.workspaces.request import ParsedRequest
 from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
 
@@ -208,17 +209,17 @@ class Explanation:
     def admitted(self) -> int:
         return self.funnel[-1].admitted if self.funnel else 0
 
-    def lines(self) -> list[str]:
+    def lines(self, expand: bool = False) -> list[str]:
+        """The explanation as text; same-named tags of a keyword are one entry unless ``expand``."""
         f = self.filter
         out = [f"Request: {f.request}"] if f.request else []
         for g in f.groups:
-            tags = ", ".join(f"{t.value} [{t.key}] {t.score:.2f} {t.how}" for t in g.tags)
             marked = g.required and (f.effective_tolerance or f.ranks)
-            out.append(f"  '{g.label}'{' (required)' if marked else ''} → {tags}")
+            out.append(f"  '{g.label}'{' (required)' if marked else ''} → {describe_tags(g.tags, expand)}")
             if g.pruned:
-                out.append(f"      (also matched, covered by an ancestor: {', '.join(t.value for t in g.pruned)})")
+                out.append(f"      (also matched, covered by an ancestor: {describe_names(g.pruned, expand)})")
         for g in f.dropped:
-            out.append(f"  '{g.label}' → dropped (with it nothing matched): {', '.join(t.value for t in g.tags)}")
+            out.append(f"  '{g.label}' → dropped (with it nothing matched): {describe_names(g.tags, expand)}")
         if f.effective_tolerance:
             n = len(f.optional_groups)
             out.append(f"  a file may lack {f.effective_tolerance} of the {n} groups not marked required")
@@ -297,13 +298,14 @@ def require_scope(flt: WorkspaceFilter) -> WorkspaceFilter:
 
 
 def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list[TagChoice], list[TagChoice]]:
-    """Keep a match only when none of its ancestors also matched."""
+    """Keep a match only when none of its ancestors also matched (one recursive query for all
+    matches: a keyword can match hundreds of same-named folders)."""
     ids = {m.tag_id for m in matches}
-    kept, pruned = [], []
     with library.session() as s:
-        for m in matches:
-            ancestors = ancestor_ids(s, [m.tag_id]) - {m.tag_id}
-            (pruned if ancestors & ids else kept).append(m)
+        above = ancestors_by_tag(s, ids)
+    kept, pruned = [], []
+    for m in matches:
+        (pruned if (above.get(m.tag_id, set()) - {m.tag_id}) & ids else kept).append(m)
     return kept, pruned
 
 

@@ -8,14 +8,17 @@ import os
 from datetime import date, datetime
 
 import pytest
+from sqlalchemy import select
 
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.models import Tag
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import build_filter
+from spar_desktop.core.workspaces.models import TagVocabularyEntry
 from spar_desktop.core.workspaces.tag_index import ANY_ORDER_SCORE, TagIndex, normalize_words, tag_label
 
 TODAY = date(2026, 11, 24)
@@ -54,8 +57,9 @@ def test_dots_separate_words_of_one_tag():
 
 
 def test_each_dotted_folder_is_one_tag(indexed):
-    _, index = indexed
-    labels = {value for _, value, _ in index.lexicon().values()}
+    lib, _ = indexed
+    with lib.session() as s:  # the vocabulary index holds one entry per folder
+        labels = {value for (value,) in s.execute(select(Tag.value).join(TagVocabularyEntry, TagVocabularyEntry.tag_id == Tag.id))}
     assert set(GROUPS) <= labels
     assert not {"comp", "sys", "graphics", "crypt"} & labels
 
