@@ -242,6 +242,7 @@ class MainWindow(QMainWindow):
         self.file_panel.selection_changed.connect(self._selection_changed)
         self.file_panel.activated.connect(lambda _r: self.view_current())
         self.file_panel.clear_filter_clicked.connect(self.tag_panel.clear_selection)
+        self.file_panel.clear_filter_clicked.connect(lambda: c.set_narrow())  # an Overview bar's kind/workspace
         self.file_panel.empty.add_folder_clicked.connect(self.choose_folder)
         self.file_panel.empty.sample_clicked.connect(c.import_sample)
         self.file_panel.table.customContextMenuRequested.connect(self._table_menu)

@@ -72,3 +72,17 @@ def test_the_theme_follows_the_system_when_it_switches(qapp):
         assert QApplication.palette().color(QPalette.ColorRole.Window).lightness() > 200
     finally:
         style.apply_theme(qapp, False)
+
+
+@pytest.mark.parametrize("dark", [False, True])
+def test_graph_labels_take_the_theme_not_a_light_box_on_a_dark_canvas(qapp, dark):
+    from spar_desktop.ui.relations.graph_items import label_colours
+
+    try:
+        style.apply_theme(qapp, dark)
+        text, box = label_colours()
+        canvas = QColor(style.colours()["graph_bg"])
+        assert box.rgb() == canvas.rgb()  # the box is the canvas's colour (a little see-through)
+        assert contrast(text, canvas) >= 4.5
+    finally:
+        style.apply_theme(qapp, False)

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time
 from typing import Callable, Optional, Sequence, TypeVar
 
-from sqlalchemy import Select, and_, case, func, or_, select
+from sqlalchemy import Select, and_, bindparam, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
@@ -100,6 +100,7 @@ _RECORD_COLUMNS = (File.id, File.path, File.rel_path, File.name, File.format, Fi
 # Rows per fetch: sqlite3 builds a whole batch in C without releasing the GIL, so a big batch
 # read on a worker thread stalls the UI thread (5,000 rows ≈ 35 ms); 500 keeps it to a few ms.
 _BATCH = 500
+MAX_BOUND_IDS = 10_000  # ids bound one per variable; more are inlined (see build_query)
 R = TypeVar("R")
 
 
@@ -138,7 +139,11 @@ def build_query(session: Session, flt: FileFilter) -> Select:
     if flt.folder_ids:
         conds.append(File.folder_id.in_(flt.folder_ids))
     if flt.file_ids is not None:
-        conds.append(File.id.in_(list(flt.file_ids)))
+        ids = sorted(flt.file_ids)
+        # A big set (a workspace of a large share) is written into the SQL as literals: one bound
+        # variable per id would pass SQLite's limit (32,766 in many builds) and fail the query.
+        conds.append(File.id.in_(ids) if len(ids) <= MAX_BOUND_IDS else
+                     File.id.in_(bindparam("file_ids", ids, expanding=True, literal_execute=True)))
     if conds:
         q = q.where(and_(*conds))
     return q.order_by(File.path)

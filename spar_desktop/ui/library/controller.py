@@ -54,6 +54,11 @@ class LibraryController(QObject):
         self.data_dir = Path(data_dir)
         self.tag_groups: tuple[frozenset[int], ...] = ()
         self.filter_description = ""
+        # The Overview's narrowing on top of the tags (a kind bar, a workspace's files): the
+        # FileFilter fields the tag tree has no entry for; "Clear filter" drops them.
+        self.formats: tuple[str, ...] = ()
+        self.file_ids: Optional[frozenset[int]] = None
+        self.narrow_description = ""
         self.sort: tuple[int, bool] = (0, False)  # the table's (column, descending): loads pre-sort
         self.summary: Optional[ops.LibrarySummary] = None
         self.watcher: Optional[FolderWatcher] = None
@@ -94,13 +99,12 @@ class LibraryController(QObject):
     # ------------------------------------------------------------------ refreshing
     def refresh_all(self) -> None:
         """Reload summary, tags, files and issues (one task, latest-wins)."""
-        flt = FileFilter(tag_groups=self.tag_groups)
-        description = self.filter_description
+        flt, description = self.file_filter(), self.description()
 
         def loaded(state: ops.LibraryState) -> None:
             self._summary_loaded(state.summary)
             self.tags_loaded.emit(state.tags)
-            if state.files.flt == FileFilter(tag_groups=self.tag_groups) and not self.runner.is_running("files"):
+            if state.files.flt == self.file_filter() and not self.runner.is_running("files"):
                 self.files_loaded.emit(state.files, description)  # else a newer filter's load is on its way
             self.issues_loaded.emit(state.issues)
 
@@ -111,15 +115,28 @@ class LibraryController(QObject):
         self.runner.run(partial(ops.load_tags, self.library), title="Loading tags", key="tags",
                         visible=False, on_success=lambda value: self.tags_loaded.emit(value), on_failure=self._failed)
 
+    def file_filter(self) -> FileFilter:
+        return FileFilter(tag_groups=self.tag_groups, formats=self.formats, file_ids=self.file_ids)
+
+    def description(self) -> str:
+        return "; ".join(d for d in (self.narrow_description, self.filter_description) if d)
+
     def reload_files(self) -> TaskHandle:
-        flt = FileFilter(tag_groups=self.tag_groups)
-        description = self.filter_description
+        flt, description = self.file_filter(), self.description()
         return self.runner.run(partial(ops.load_files, self.library, flt, sort=self.sort), title="Loading files", key="files",
                                on_success=lambda rows: self.files_loaded.emit(rows, description),
                                on_failure=self._failed)
 
     def set_tag_filter(self, groups: tuple[frozenset[int], ...], description: str) -> None:
         self.tag_groups, self.filter_description = tuple(groups), description
+        self.reload_files()
+
+    def set_narrow(self, formats: tuple[str, ...] = (), file_ids: Optional[frozenset[int]] = None,
+                   description: str = "") -> None:
+        """Narrow the table beyond its tags (Overview bars); all defaults: no narrowing."""
+        if (formats, file_ids, description) == (self.formats, self.file_ids, self.narrow_description):
+            return
+        self.formats, self.file_ids, self.narrow_description = tuple(formats), file_ids, description
         self.reload_files()
 
     def _summary_loaded(self, summary: ops.LibrarySummary) -> None:

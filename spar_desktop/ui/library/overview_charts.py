@@ -1,22 +1,26 @@
 """The share at a glance (View ▸ Overview, built on first show by overview_page.py): files by
-year, by kind and by top folder, problems by kind, as bar charts (pyqtgraph) instead of tables. Clicking a year or a folder bar filters the file
-table by its tag; clicking the problems chart opens the Issues dock.
+year, by kind and by top folder, problems by kind, as bar charts (pyqtgraph) instead of tables.
+Clicking a year or a folder bar filters the file table by its tag, a kind bar by its format;
+clicking the problems chart opens the Issues dock. When a workspace is active, a "Library |
+Workspace" switch shows the same charts for the files the workspace admits.
 
 The counts are SQL aggregates the index already keeps: the tag snapshot's per-tag file counts
 (years are date tags, folders are folder tags) and the library's counts by format, so drawing
-costs the same at 1,000 files as at 1,000,000.
+costs the same at 1,000 files as at 1,000,000. A workspace's are GROUP BYs over the files it
+admits (ops.load_workspace_counts).
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import partial
 from typing import Mapping, Optional
 
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Signal
-from PySide6.QtWidgets import QGridLayout, QLabel, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from spar_desktop.ui.base.style import colours
 
@@ -46,6 +50,11 @@ def folder_bars(infos: Mapping, roots) -> Bars:
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:TOP_FOLDERS]
     return Bars(tuple(infos[t].value if t in infos else "?" for t, _ in top), tuple(n for _, n in top),
                 tuple(t for t, _ in top))
+
+
+def counted_bars(rows) -> Bars:
+    """(label, files, tag id) rows, as the workspace's counts come (ops.WorkspaceCounts)."""
+    return Bars(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
 
 
 def ranked_bars(counts: Mapping[str, int], limit: int) -> Bars:
@@ -137,21 +146,48 @@ class BarChart(QWidget):
             self.bar_clicked.emit(i)
 
 
+LIBRARY, WORKSPACE = "library", "workspace"
+
+
 class OverviewPanel(QWidget):
     tag_clicked = Signal(int)  # filter the file table by this tag
+    kind_clicked = Signal(str)  # ... by this format
     problems_clicked = Signal()
 
     def __init__(self, parent: Optional[QWidget] = None) -> None:
         super().__init__(parent)
         self.years = BarChart("Files by year", "Click a year to list its files")
-        self.kinds = BarChart("Files by kind", "Files per format", horizontal=True)
+        self.kinds = BarChart("Files by kind", "Click a kind to list its files", horizontal=True)
         self.folders = BarChart("Files by top folder", "Click a folder to list its files", horizontal=True)
         self.problems = BarChart("Problems by kind", "Click to see the files in the Issues panel", horizontal=True)
-        grid = QGridLayout(self)
+        # Bars per scope, so switching redraws without asking the index again.
+        self._bars: dict[str, dict[str, Bars]] = {LIBRARY: {}, WORKSPACE: {}}
+        self.scope = LIBRARY
+        self.workspace_name: Optional[str] = None
+        self.library_button, self.workspace_button = QPushButton("Library"), QPushButton("Workspace")
+        self.scope_group = QButtonGroup(self)
+        for b, scope in ((self.library_button, LIBRARY), (self.workspace_button, WORKSPACE)):
+            b.setCheckable(True)
+            self.scope_group.addButton(b)
+            b.clicked.connect(partial(self.set_scope, scope))
+        self.library_button.setChecked(True)
+        switch = QHBoxLayout()
+        switch.setContentsMargins(4, 4, 4, 0)
+        switch.addWidget(self.library_button)
+        switch.addWidget(self.workspace_button)
+        switch.addStretch(1)
+        self.workspace_button.setVisible(False)
+        self.library_button.setVisible(False)  # a switch of one is noise: shown with a workspace
+        grid = QGridLayout()
         for i, chart in enumerate((self.years, self.kinds, self.folders, self.problems)):
             grid.addWidget(chart, i // 2, i % 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(switch)
+        layout.addLayout(grid, 1)
         self.years.bar_clicked.connect(lambda i: self._tag(self.years, i))
         self.folders.bar_clicked.connect(lambda i: self._tag(self.folders, i))
+        self.kinds.bar_clicked.connect(self._kind)
         self.problems.bar_clicked.connect(lambda _i: self.problems_clicked.emit())
 
     def _tag(self, chart: BarChart, i: int) -> None:
@@ -159,15 +195,54 @@ class OverviewPanel(QWidget):
         if tag_id is not None:
             self.tag_clicked.emit(tag_id)
 
+    def _kind(self, i: int) -> None:
+        label = self.kinds.bars.labels[i]
+        if label != "other":  # files without a format: nothing to filter by
+            self.kind_clicked.emit(label)
+
+    def _put(self, scope: str, **bars: Bars) -> None:
+        self._bars[scope].update(bars)
+        if scope == self.scope:
+            for name, b in bars.items():
+                getattr(self, name).set_bars(b)
+
+    def set_scope(self, scope: str) -> None:
+        if scope == WORKSPACE and self.workspace_name is None:
+            scope = LIBRARY
+        (self.workspace_button if scope == WORKSPACE else self.library_button).setChecked(True)
+        if scope == self.scope:
+            return
+        self.scope = scope
+        for name in ("years", "kinds", "folders"):
+            getattr(self, name).set_bars(self._bars[scope].get(name, Bars((), ())))
+
     def set_tags(self, snapshot) -> None:
-        self.years.set_bars(year_bars(snapshot.infos))
-        self.folders.set_bars(folder_bars(snapshot.infos, snapshot.folder_roots))
+        self._put(LIBRARY, years=year_bars(snapshot.infos), folders=folder_bars(snapshot.infos, snapshot.folder_roots))
 
     def set_formats(self, counts: Mapping[str, int]) -> None:
-        self.kinds.set_bars(ranked_bars(counts, TOP_KINDS))
+        self._put(LIBRARY, kinds=ranked_bars(counts, TOP_KINDS))
+
+    def set_workspace(self, name: Optional[str], counts=None) -> None:
+        """The active workspace (None: none, the switch goes) and its ops.WorkspaceCounts, once counted."""
+        if name != self.workspace_name:  # another workspace: never show the previous one's bars
+            self._bars[WORKSPACE] = {}
+            if self.scope == WORKSPACE:
+                for chart in (self.years, self.kinds, self.folders):
+                    chart.set_bars(Bars((), ()))
+        self.workspace_name = name
+        short = name if name is None or len(name) <= 32 else name[:31] + "…"  # the whole name on hover
+        self.workspace_button.setText(f"Workspace “{short}”" if name else "Workspace")
+        self.workspace_button.setToolTip(f"The same charts for the files workspace “{name}” admits")
+        self.workspace_button.setVisible(name is not None)
+        self.library_button.setVisible(name is not None)
+        if name is None:
+            self._bars[WORKSPACE] = {}
+            self.set_scope(LIBRARY)
+        elif counts is not None:
+            self._put(WORKSPACE, years=counted_bars(counts.years), kinds=ranked_bars(counts.formats, TOP_KINDS),
+                      folders=counted_bars(counts.folders[:TOP_FOLDERS]))
 
     def set_problems(self, counts: Mapping[str, int]) -> None:
         from spar_desktop.ui.library.issues import KIND_LABELS
 
         self.problems.set_bars(ranked_bars({KIND_LABELS.get(k, k): n for k, n in counts.items()}, 8))
-

@@ -27,6 +27,7 @@ from pyqtgraph.Qt import internals
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPixmap
 
+from spar_desktop.ui.base.style import colours
 from spar_desktop.ui.relations.readable import labels_wanted
 
 # Labels: the most connected tenth of the visible nodes, at most LABELS; every one of a handful
@@ -35,8 +36,17 @@ from spar_desktop.ui.relations.readable import labels_wanted
 LABELS = 12
 LABEL_CHARS = 32
 LABEL_CELL = 40  # px: the occupancy grid's cell width (its height is a text line)
-LABEL_COLOR = QColor(40, 40, 48)
-LABEL_BACKGROUND = QColor(255, 255, 255, 190)
+LABEL_ALPHA = 190  # the label's box: the canvas colour, a little see-through over dots and edges
+
+
+def label_colours() -> tuple[QColor, QColor]:
+    """(text, box) in the theme's colours: fixed light boxes stood out on the dark canvas."""
+    c = colours()
+    box = QColor(c["graph_bg"])
+    box.setAlpha(LABEL_ALPHA)
+    return QColor(c["text"]), box
+
+
 # While the view moves (drag, wheel) edges get 1/MOVING_SHARE of their budgets, so each frame of
 # the motion costs a few ms; the full picture is painted once the view has been still a moment.
 MOVING_SHARE = 4
@@ -334,7 +344,8 @@ class NodeLayer(pg.GraphicsObject):
             ranked = np.concatenate([pinned, ranked[~np.isin(ranked, pinned)]])
         want = labels_wanted(int(rows.size), LABELS)  # the most central only; the others on hover
         p.setFont(self.font)
-        p.setPen(LABEL_COLOR)
+        text_colour, box_colour = label_colours()  # read at each paint: the theme may have switched
+        p.setPen(text_colour)
         self.labelled = []
         h = self._metrics.height()
         taken: set[tuple[int, int]] = set()
@@ -359,7 +370,7 @@ class NodeLayer(pg.GraphicsObject):
                 continue
             taken |= cells
             self.labelled.append(row)
-            p.fillRect(box.adjusted(-1, 0, 1, 0), LABEL_BACKGROUND)  # readable over dots and edges
+            p.fillRect(box.adjusted(-1, 0, 1, 0), box_colour)  # readable over dots and edges
             p.drawText(box, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
 
     # -- mouse -----------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ class GraphView(QWidget):
 
     def _build_plot(self, max_edges: int, max_edge_pixels: float) -> None:
         self.plot = pg.PlotWidget()
-        self.plot.setBackground(colours()["graph_bg"])  # the theme's (labels keep their own light boxes)
+        self.plot.setBackground(colours()["graph_bg"])  # the theme's (the labels' boxes too: graph_items.label_colours)
         self.plot.hideAxis("left")
         self.plot.hideAxis("bottom")
         self.plot.setAspectLocked(True)
@@ -310,6 +310,8 @@ class GraphView(QWidget):
         super().changeEvent(event)
         if event.type() == QEvent.Type.PaletteChange and hasattr(self, "plot"):  # the theme switched
             self.plot.setBackground(colours()["graph_bg"])
+            if hasattr(self, "nodes_item"):
+                self.nodes_item.update()  # its labels repaint in the new colours
 
     # -- drawing ---------------------------------------------------------------------------------
     def _show(self, payload: Optional[GraphPayload]) -> None:

@@ -4,6 +4,7 @@ the main views captured at 1280x800 and 1920x1080, light and dark.
     xvfb-run -a -s "-screen 0 1920x1080x24" env QT_QPA_PLATFORM=xcb \\
         python -m spar_desktop.ui.tools.gallery --out docs/screenshots
 
+``--only graph-dark,library-light`` writes only those views and themes (the flow still runs whole).
 Files are named ``<view>-<width>-<theme>.png`` (``workspace-1280-dark.png``). Each shot switches
 the theme and the window size in place and waits for the repaint, so one run walks the flow once.
 Dialogs (settings) are drawn over the window, as a user sees them.
@@ -25,6 +26,7 @@ from PySide6.QtWidgets import QApplication, QWidget
 SIZES = ((1280, 800), (1920, 1080))
 THEMES = ("light", "dark")
 OUT: list[Path] = []  # where the shots go (set by main)
+ONLY: set[str] = set()  # "<view>-<theme>" to write (--only); empty: all
 
 
 async def shoot(ctx, view: str, dialog: Optional[QWidget] = None) -> None:
@@ -45,6 +47,8 @@ async def shoot(ctx, view: str, dialog: Optional[QWidget] = None) -> None:
                 shot = dialog.grab()
                 painter.drawPixmap(QPoint((width - shot.width()) // 2, (height - shot.height()) // 3), shot)
                 painter.end()
+            if ONLY and f"{view}-{theme}" not in ONLY:
+                continue  # walked all the same: the docks' widths depend on the sizes before
             target = OUT[0] / f"{view}-{width}-{theme}.png"
             if not image.save(str(target)):
                 raise RuntimeError(f"could not write {target}")
@@ -100,7 +104,10 @@ def gallery_steps():
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", default="docs/screenshots", help="folder for the PNGs")
+    parser.add_argument("--only", default="", help="comma-separated <view>-<theme> to write, e.g. graph-dark")
     args = parser.parse_args(argv)
+    ONLY.clear()
+    ONLY.update(x.strip() for x in args.only.split(",") if x.strip())
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
     OUT[:] = [out]

@@ -241,3 +241,21 @@ def test_a_second_scan_of_the_index_waits_its_turn_and_says_so(library, scanner,
         assert "waiting for another scan of this index to finish" in messages
     worker.join(timeout=60)
     assert reports and reports[0].new == 1
+
+
+def test_a_filter_on_a_workspace_sized_set_of_file_ids_does_not_hit_the_sql_variable_limit(library, scanner, share):
+    """The Overview narrows the file table to a workspace's files; at a large share that is tens of
+    thousands of ids, past SQLite's bound-variable limit when each id is a variable."""
+    from spar_desktop.core.library.queries import count_files
+
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (share / name).write_text(f"text of {name}", encoding="utf-8")
+    scanner.scan([str(share)])
+    with library.session() as s:
+        everything = {r.id for r in find_files(s, FileFilter())}
+        assert len(everything) == 3
+        some = sorted(everything)[:2]
+        big = frozenset(some) | frozenset(range(10_000_000, 10_400_000))  # 400,002 ids, 2 of them real
+        assert {r.id for r in find_files(s, FileFilter(file_ids=big))} == set(some)
+        assert count_files(s, FileFilter(file_ids=big)) == 2
+        assert count_files(s, FileFilter(file_ids=frozenset(some))) == 2  # small sets stay bound
