@@ -3,6 +3,8 @@ Cancel means, and does nothing to work that stays within it (real allocations, r
 
 from __future__ import annotations
 
+import time
+
 import psutil
 import pytest
 
@@ -16,8 +18,6 @@ def _grow(token: CancelToken, step_mb: int = 16, steps: int = 200) -> list:
     for _ in range(steps):
         held.append(bytearray(step_mb * 1024 * 1024))
         check(token)
-        import time
-
         time.sleep(0.02)
     return held
 
