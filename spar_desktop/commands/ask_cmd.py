@@ -45,7 +45,7 @@ def _sources(result) -> list[str]:
 
 
 def run_ask(args) -> int:
-    from spar_desktop.core.chat.client import STALL_TIMEOUT, Ollama
+    from spar_desktop.core.llm.client import STALL_TIMEOUT, Ollama
     from spar_desktop.core.chat.session import ChatSession
     from spar_desktop.core.chat.threads import ThreadError, ThreadStore
     from spar_desktop.core.library.database import Library

@@ -77,7 +77,7 @@ def run_learning_cmd(args: argparse.Namespace) -> int:
                            save_alpha=args.save_alpha)
     rerank_fn = None
     if opts.rerank:
-        from spar_desktop.core.chat.ollama_tasks import LLMHelpers
+        from spar_desktop.core.llm.helpers import LLMHelpers
 
         rerank_fn = LLMHelpers.from_settings(settings).rerank
     progress = StderrProgress(f"eval {evaluated.name}")

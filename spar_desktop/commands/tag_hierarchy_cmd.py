@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Optional
 
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, settings_from_args
 from spar_desktop.commands.terminal import printable
@@ -36,21 +35,9 @@ def register(tsub: argparse._SubParsersAction) -> None:
     prop.set_defaults(func=run_proposal)
 
 
-def ollama_namer(settings) -> tuple[Optional[Callable[[list[str]], str]], Optional[str]]:
-    """(namer, None) when the settings' Ollama server answers, else (None, why not). The core
-    never imports the chat client: the namer is a plain callable built here (and in the UI)."""
-    from spar_desktop.core.chat.ollama_tasks import ollama_generator
-    from spar_desktop.core.tagging.hierarchy import naming_prompt
-
-    generate, why_not = ollama_generator(settings)
-    if generate is None:
-        return None, why_not
-    return (lambda phrases: generate(naming_prompt(phrases))), None
-
-
 def run_induce(args: argparse.Namespace) -> int:
     from spar_desktop.core.progress import CancelToken, Cancelled
-    from spar_desktop.core.tagging.hierarchy import InduceConfig, InductionError, induce_for_library
+    from spar_desktop.core.tagging.hierarchy import InduceConfig, InductionError, induce_for_library, ollama_namer
     from spar_desktop.core.tagging.proposal import proposal_path
     from spar_desktop.core.workspaces.engine import encoder_for
 

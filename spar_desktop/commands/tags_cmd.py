@@ -197,20 +197,12 @@ def run_tag(args: argparse.Namespace) -> int:
 
 
 # -- suggestions ---------------------------------------------------------------------------------
-def ollama_classifier(settings):
-    """(classify callable, None) when the settings' Ollama server answers, else (None, why not)."""
-    from spar_desktop.core.chat.ollama_tasks import ollama_generator
-    from spar_desktop.core.tagging.llm import classifier
-
-    generate, why_not = ollama_generator(settings, json_format=True)
-    return (classifier(generate) if generate else None), why_not
-
-
 def run_suggest(args: argparse.Namespace) -> int:
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.progress import CancelToken, Cancelled
     from spar_desktop.core.tagging import review
     from spar_desktop.core.tagging.job import run_tagging
+    from spar_desktop.core.tagging.llm import ollama_classifier
     from spar_desktop.core.workspaces.engine import encoder_for
 
     settings = settings_from_args(args)

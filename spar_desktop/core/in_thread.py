@@ -1,7 +1,7 @@
 """Run a call in a fresh thread and hand back what it returned or raised, as if called directly.
 
 Two kinds of callers need a thread of their own: synchronous LLM helpers called from inside a
-running event loop (asyncio.run refuses to nest; chat/ollama_tasks.run_sync), and background jobs
+running event loop (asyncio.run refuses to nest; llm/helpers.run_sync), and background jobs
 that lower their own thread's priority so the window and a scan keep the CPU
 (``in_low_priority_thread``: tagging, the relation graph's live update). Qt-free, stdlib only.
 """

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 
-from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
+from spar_desktop.core.llm.client import ChatError, ErrorKind, Ollama
 from spar_desktop.core.chat.models import AnswerMode, MessageStatus
 from spar_desktop.core.chat.prompt import (
     DEFAULT_PASSAGE_CHARS, Citation, Passage, all_citations, build_messages, parse_citations, passages_from_hits,

@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Optional, Sequence
 
 import numpy as np
 
-from spar_desktop.core.llm_reply import json_in_reply
+from spar_desktop.core.llm.prompts import LLM_PROMPT
+from spar_desktop.core.llm.reply import json_in_reply
 from spar_desktop.core.memory.config import ERMConfig
 
 log = logging.getLogger(__name__)
@@ -27,11 +28,6 @@ _WORD = re.compile(r"[^\W\d_][\w\-]*", re.UNICODE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(])")
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
-LLM_PROMPT = """You help a search engine. For the question below, write JSON with two fields:
-"keywords": up to 8 short search phrases (technical terms, synonyms, names) a relevant passage would contain;
-"answer": a plausible 2-3 sentence passage that answers the question, in the style of a document.
-
-Question: {query}"""
 
 
 @dataclass(frozen=True)
@@ -138,8 +134,8 @@ def llm_units(helpers: Any, query: str, config: ERMConfig = ERMConfig()) -> list
     """Keywords + hypothetical answer from Ollama through ``LLMHelpers``; [] on any failure
     (learning then uses local feedback: it never fails on the LLM)."""
     # Deferred: chat's client loads ollama, httpx and pydantic, needed only when an LLM is asked.
-    from spar_desktop.core.chat.client import ChatError
-    from spar_desktop.core.chat.ollama_tasks import run_sync
+    from spar_desktop.core.llm.client import ChatError
+    from spar_desktop.core.llm.helpers import run_sync
 
     try:
         reply = run_sync(helpers.ollama.generate(LLM_PROMPT.format(query=query), json_format=True,

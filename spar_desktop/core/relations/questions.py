@@ -14,12 +14,10 @@ import json
 import re
 from typing import Any, Optional
 
-from spar_desktop.core.chat.client import Ollama
+from spar_desktop.core.llm.client import Ollama
+from spar_desktop.core.llm.prompts import QUESTIONS_PROMPT as PROMPT
 from spar_desktop.core.relations.synthetic import QuestionFn
 
-PROMPT = ("Write {n} short, specific questions that the document below answers, as a user searching a file "
-          "share would ask them. Reply with a JSON object {{\"questions\": [...]}} and nothing else.\n\n"
-          "Title: {title}\n\n{text}")
 TEXT_CHARS = 2000  # the opening of a document names its topic; more only slows a small model down
 
 

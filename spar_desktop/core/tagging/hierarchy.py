@@ -6,7 +6,7 @@ summary vectors, or both), clustered top-down with k-means: top topics first, th
 inside each. Counts come from the number of files, bounded, so a 40-file share gets a handful of
 topics and a 100k-file share no more than ``max_top`` × ``max_sub``. Each node is named from its
 most distinctive phrases against its siblings (c-TF-IDF), or by an injected ``namer`` (the
-command and UI build one from Ollama; this package never imports the chat client).
+command and UI get one from ``ollama_namer``, over core.llm's connection).
 """
 
 from __future__ import annotations
@@ -19,6 +19,8 @@ from typing import Any, Callable, Mapping, Optional
 
 import numpy as np
 
+from spar_desktop.core.config import Settings
+from spar_desktop.core.llm.prompts import topic_naming_prompt
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.tagging.phrases import PhraseTable, build_phrase_table, class_tfidf, distinct_phrases
 from spar_desktop.core.tagging.proposal import Proposal, TopicNode, check_name, save_proposal
@@ -62,10 +64,18 @@ def sub_count(n: int, cfg: InduceConfig) -> int:
 
 
 def naming_prompt(phrases: list[str]) -> str:
-    """The Ollama prompt a namer sends (here so the CLI and the UI ask the same thing)."""
-    return ("These key phrases describe one group of documents in a file share:\n"
-            + "\n".join(f"- {p}" for p in phrases[:12])
-            + "\n\nReply with a short topic name for the group (1 to 4 words, title case), and nothing else.")
+    """The Ollama prompt a namer sends (the CLI and the UI ask the same thing)."""
+    return topic_naming_prompt(phrases)
+
+
+def ollama_namer(settings: Settings) -> tuple[Optional[Callable[[list[str]], str]], Optional[str]]:
+    """(namer, None) when the settings' Ollama server answers, else (None, why not)."""
+    from spar_desktop.core.llm.connection import ollama_generator  # deferred: loads ollama/httpx
+
+    generate, why_not = ollama_generator(settings)
+    if generate is None:
+        return None, why_not
+    return (lambda phrases: generate(naming_prompt(phrases))), None
 
 
 def clean_name(reply: str) -> str:

@@ -3,29 +3,22 @@
 The model only chooses among the tags the embedding signals already ranked highest (a prompt with
 a whole MeSH vocabulary would not fit and would invite invented tags), and anything it answers
 that is not one of the offered names is ignored. The caller injects ``generate(prompt) -> reply``
-(the CLI and the app bind it to the Ollama client of core.chat), so tagging never imports chat.
+(``ollama_classifier`` binds it to core.llm's connection; tests pass their own).
 """
 
 from __future__ import annotations
 
 from typing import Callable, Optional, Sequence
 
-from spar_desktop.core.llm_reply import json_in_reply
+from spar_desktop.core.config import Settings
+from spar_desktop.core.llm.prompts import CLASSIFY_PROMPT
+from spar_desktop.core.llm.reply import json_in_reply
 
 Classify = Callable[[str, list[str]], list[str]]
 
 MAX_CHOSEN = 5
 PROMPT_TEXT_CHARS = 1500
 
-CLASSIFY_PROMPT = """You tag documents. Choose the tags from the list that clearly describe the document
-below (at most {k}; none if nothing fits). Copy tag names exactly as listed.
-Return JSON: {{"tags": [...]}}.
-
-Tags:
-{tags}
-
-Document:
-{text}"""
 
 
 def classification_prompt(text: str, labels: Sequence[str], k: int = MAX_CHOSEN) -> str:
@@ -60,3 +53,12 @@ def classifier(generate: Callable[[str], str], k: int = MAX_CHOSEN) -> Classify:
         return parse_choice(generate(classification_prompt(text, labels, k)), labels, k)
 
     return classify
+
+
+def ollama_classifier(settings: Settings) -> tuple[Optional[Classify], Optional[str]]:
+    """(classify, None) when the settings' Ollama server answers, else (None, why not): the one
+    place the CLI and the app get the tag classifier from."""
+    from spar_desktop.core.llm.connection import ollama_generator  # deferred: loads ollama/httpx
+
+    generate, why_not = ollama_generator(settings, json_format=True)
+    return (classifier(generate) if generate else None), why_not

@@ -97,7 +97,7 @@ class ChatController(QObject):
         return self._busy
 
     def _service_ready(self) -> None:
-        from spar_desktop.core.chat.client import Ollama
+        from spar_desktop.core.llm.client import Ollama
         from spar_desktop.core.chat.session import ChatSession
 
         service = self.workspaces.service
@@ -121,7 +121,7 @@ class ChatController(QObject):
         wanted = (settings.ollama_host, settings.ollama_model)
         if wanted == self._server:
             return
-        from spar_desktop.core.chat.client import Ollama
+        from spar_desktop.core.llm.client import Ollama
 
         self._server = wanted
         self.session.ollama = Ollama.from_settings(settings)
@@ -347,7 +347,7 @@ class ChatController(QObject):
         helpers = None
         self.apply_settings()
         if self.llm_units and target.success and self.server_ok and self.session is not None:
-            from spar_desktop.core.chat.ollama_tasks import LLMHelpers
+            from spar_desktop.core.llm.helpers import LLMHelpers
 
             helpers = LLMHelpers(self.session.ollama)  # keywords + hypothetical answer (HyDE-style units)
         self.workspaces.learn(target.workspace, target.query, target.chunks, target.success, helpers)

@@ -48,13 +48,9 @@ def tagging_op(library: Library, settings: Settings, use_llm: bool, progress, ca
     from spar_desktop.core.tagging.job import run_tagging
     from spar_desktop.core.workspaces.engine import encoder_for
 
-    classify = None
-    if use_llm:
-        from spar_desktop.core.chat.ollama_tasks import ollama_generator
-        from spar_desktop.core.tagging.llm import classifier
+    from spar_desktop.core.tagging.llm import ollama_classifier
 
-        generate, _why_not = ollama_generator(settings, json_format=True)
-        classify = classifier(generate) if generate else None
+    classify = ollama_classifier(settings)[0] if use_llm else None
     return run_tagging(library, settings, encoder_for(settings), classify, progress=progress, cancel=cancel)
 
 

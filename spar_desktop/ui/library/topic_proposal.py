@@ -27,20 +27,11 @@ ID_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 # ---------------------------------------------------------------- ops (worker thread, no widgets)
-def _ollama_namer(settings: Any):
-    """A namer on the settings' Ollama server, or None when it does not answer."""
-    from spar_desktop.core.chat.ollama_tasks import ollama_generator
-    from spar_desktop.core.tagging.hierarchy import naming_prompt
-
-    generate, _why_not = ollama_generator(settings)
-    return None if generate is None else (lambda phrases: generate(naming_prompt(phrases)))
-
-
 def induce_op(library: Library, settings: Any, use_llm: bool, progress, cancel) -> Proposal:
-    from spar_desktop.core.tagging.hierarchy import induce_for_library
+    from spar_desktop.core.tagging.hierarchy import induce_for_library, ollama_namer
     from spar_desktop.core.workspaces.engine import encoder_for
 
-    namer = _ollama_namer(settings) if use_llm else None
+    namer = ollama_namer(settings)[0] if use_llm else None
     return induce_for_library(library, settings, encoder_for(settings), namer, progress=progress, cancel=cancel)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from spar_desktop.core.chat.client import Ollama
+from spar_desktop.core.llm.client import Ollama
 from tests.support.fake_ollama import FakeOllama
 from tests.support.servers import free_port
 

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from spar_desktop.core.chat.client import ChatError, ErrorKind, Ollama
+from spar_desktop.core.llm.client import ChatError, ErrorKind, Ollama
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.progress import CancelToken
 from tests.support.fake_ollama import FakeOllama

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from spar_desktop.core.chat.client import ErrorKind, Ollama
+from spar_desktop.core.llm.client import ErrorKind, Ollama
 from spar_desktop.core.chat.session import ChatSession
 from spar_desktop.core.chat.threads import ThreadStore
 from spar_desktop.core.progress import CancelToken

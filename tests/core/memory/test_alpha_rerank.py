@@ -120,7 +120,7 @@ def test_calibrate_tau_on_a_constructed_labelled_run():
 
 
 def test_conditional_reranker_runs_only_below_tau_and_counts_cost():
-    from spar_desktop.core.chat.ollama_tasks import RerankResult
+    from spar_desktop.core.llm.helpers import RerankResult
     from spar_desktop.core.retrieval.searcher import ChunkHit, FileHit, SearchResults
 
     def results(top: float) -> SearchResults:

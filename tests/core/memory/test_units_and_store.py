@@ -25,8 +25,8 @@ def ollama():
 
 
 def helpers_for(server):
-    from spar_desktop.core.chat.client import Ollama
-    from spar_desktop.core.chat.ollama_tasks import LLMHelpers
+    from spar_desktop.core.llm.client import Ollama
+    from spar_desktop.core.llm.helpers import LLMHelpers
 
     return LLMHelpers(Ollama(server.url, "llama3.2", stall_timeout=0.5, first_token_timeout=1.5, request_timeout=1.0))
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.chat.client import Ollama
-from spar_desktop.core.chat.ollama_tasks import run_sync
+from spar_desktop.core.llm.client import Ollama
+from spar_desktop.core.llm.helpers import run_sync
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner

@@ -17,30 +17,16 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Coroutine, Optional, Sequence, TypeVar
 
-from spar_desktop.core.chat.client import ChatError, Ollama
+from spar_desktop.core.llm.client import ChatError, Ollama
 from spar_desktop.core.config import Settings
 from spar_desktop.core.in_thread import call_in_thread
-from spar_desktop.core.llm_reply import json_in_reply
+from spar_desktop.core.llm.prompts import CONTEXT_PROMPT, RERANK_PROMPT
+from spar_desktop.core.llm.reply import json_in_reply
 
 T = TypeVar("T")
 RERANK_PASSAGE_CHARS = 600  # listwise prompts hold every candidate: keep each one short
 
-CONTEXT_PROMPT = """<document>
-{doc}
-</document>
-Here is a chunk from this document:
-<chunk>
-{chunk}
-</chunk>
-Write one or two short sentences that situate this chunk within the whole document, to improve
-search retrieval of the chunk. Answer only with those sentences."""
 
-RERANK_PROMPT = """Rank the passages below by how well they answer the query, most relevant first.
-Return JSON: {{"ranking": [passage numbers]}} listing every number from 1 to {n} exactly once.
-
-Query: {query}
-
-{passages}"""
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
@@ -125,17 +111,3 @@ class LLMHelpers:
 
     def rerank(self, query: str, passages: Sequence[Any]) -> RerankResult:
         return run_sync(self.arerank(query, passages))
-
-
-def ollama_generator(settings: Settings, json_format: bool = False) -> tuple[Optional[Callable[[str], str]], Optional[str]]:
-    """(generate, None) when the settings' Ollama server answers — ``generate(prompt) -> reply``, a
-    plain synchronous callable for cores that must not import chat (tagging) — else (None, why not)."""
-    ollama = Ollama.from_settings(settings)
-    try:
-        reachable = run_sync(ollama.is_reachable())
-    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
-        reachable = False
-    if not reachable:
-        return None, f"no Ollama server at {settings.ollama_host}"
-    return (lambda prompt: run_sync(ollama.generate(prompt, json_format=json_format,
-                                                   options={"temperature": 0}))), None

@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from spar_desktop.core.chat.client import ChatError, Ollama
-from spar_desktop.core.chat.ollama_tasks import LLMHelpers, parse_permutation, run_sync
+from spar_desktop.core.llm.client import ChatError, Ollama
+from spar_desktop.core.llm.helpers import LLMHelpers, parse_permutation, run_sync
 from spar_desktop.core.documents.contextual import contextualize
 from spar_desktop.core.documents.types import Chunk, ExtractedDocument, PageText
 
