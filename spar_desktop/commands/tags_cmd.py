@@ -69,6 +69,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     tag_hierarchy_cmd.register(tsub)
 
+    from spar_desktop.commands import tag_grouping_cmd  # `spar tags group`
+
+    tag_grouping_cmd.register(tsub)
+
 
 def show_tree(args: argparse.Namespace) -> int:
     from spar_desktop.core.library.tags import root_tag_ids, tag_infos

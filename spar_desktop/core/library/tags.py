@@ -136,6 +136,12 @@ def add_edge(session: Session, parent_id: int, child_id: int) -> bool:
     return True
 
 
+def remove_edge(session: Session, parent_id: int, child_id: int) -> bool:
+    """Remove parent→child (the tags and their files stay); False when there was no such edge."""
+    result = session.execute(delete(TagEdge).where(TagEdge.parent_id == parent_id, TagEdge.child_id == child_id))
+    return bool(result.rowcount)
+
+
 def resolve_tags(session: Session, text: str) -> list[Tag]:
     """Tags a user means by ``text``: the exact key, else every tag whose label matches
     (case-insensitive), else keys ending with '/text' (a folder name typed without its parents)."""

@@ -7,7 +7,7 @@ Replies are parsed and validated by the caller of each prompt, never trusted as 
 
 from __future__ import annotations
 
-PROMPTS_VERSION = 1
+PROMPTS_VERSION = 2
 
 # -- contextual chunk enhancement (documents.contextual through llm.helpers) -----------------------
 CONTEXT_PROMPT = """<document>
@@ -57,3 +57,14 @@ def topic_naming_prompt(phrases: list[str]) -> str:
     return ("These key phrases describe one group of documents in a file share:\n"
             + "\n".join(f"- {p}" for p in phrases[:12])
             + "\n\nReply with a short topic name for the group (1 to 4 words, title case), and nothing else.")
+
+
+# -- grouping sibling tags into intermediate tags (tagging.grouping) ----------------------------
+GROUP_TAGS_PROMPT = """These are sibling tags{under} in a document library's tag tree:
+{tags}
+
+Group them into broader categories (at most {max_groups}), as a librarian would: "Pumps", "Valves" and
+"Seals" could go into "Mechanical". Every category holds at least two of the tags; each tag goes into at
+most one category; leave out tags that fit no category. Name each category with 1 to 3 words (title
+case) that are not one of the tags. Copy tag names exactly as listed.
+Return JSON: {{"groups": [{{"name": "...", "tags": ["...", "..."]}}]}}"""
