@@ -123,12 +123,16 @@ def label_vectors(selection: Selection, embed: Embed) -> np.ndarray:
 
 
 def cluster_labels(x: np.ndarray, max_groups: int = MAX_GROUPS) -> np.ndarray:
-    """Cluster labels 0..k-1 by average-linkage on cosine distance, k (2..n-1) by silhouette."""
+    """Cluster labels 0..k-1 by average-linkage on cosine distance, k (2..n-1) by silhouette; one
+    cluster when there are too few tags to split (three tags a user selected belong together) or
+    no split separates them at all (silhouette ≤ 0)."""
     from sklearn.cluster import AgglomerativeClustering  # deferred: scikit-learn is slow to import
     from sklearn.metrics import silhouette_score
 
     n = len(x)
-    best, best_labels = -2.0, np.zeros(n, dtype=np.int64)
+    best, best_labels = 0.0, np.zeros(n, dtype=np.int64)
+    if n < 4:
+        return best_labels
     for k in range(2, min(max_groups, n - 1) + 1):
         labels = AgglomerativeClustering(n_clusters=k, metric="cosine", linkage="average").fit_predict(x)
         if len(set(labels)) < 2:

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.tagging.grouping_proposal import MIN_TAGS
 from spar_desktop.ui.library.ops import TagSnapshot
 from spar_desktop.ui.library.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
 
@@ -281,8 +282,39 @@ class TagPanel(QWidget):
         act = QAction("Suggest tags", menu)
         act.triggered.connect(self.suggest_requested)
         menu.addAction(act)
+        self._add_grouping_actions(menu, index)
         menu.addSeparator()
         act = QAction("Import taxonomy…", menu)
         act.triggered.connect(self.import_taxonomy_requested)
         menu.addAction(act)
         menu.popup(self.view.viewport().mapToGlobal(pos))
+
+    # ------------------------------------------------------------------ grouping sibling tags
+    def _add_grouping_actions(self, menu: QMenu, index: QModelIndex) -> None:
+        """"Group these tags…" on selected siblings, "Group its children…" on a parent."""
+        nodes = [self.model.node(self.proxy.mapToSource(i)) for i in self.view.selectionModel().selectedRows(0)]
+        nodes = [n for n in nodes if n is not None and n.tag_id is not None]
+        if len(nodes) >= MIN_TAGS and len({id(n.parent) for n in nodes}) == 1:
+            parent_id = nodes[0].parent.tag_id if nodes[0].parent is not None else None
+            ids = tuple(dict.fromkeys(n.tag_id for n in nodes))
+            act = QAction(f"Group these {len(ids)} tags…", menu)
+            act.triggered.connect(lambda: self.group_tags(ids, parent_id))
+            menu.addAction(act)
+        node = self.model.node(self.proxy.mapToSource(index)) if index.isValid() else None
+        if node is None or (node.tag_id is None and node.root is None and node.group == "folders" and self.model.roots):
+            return  # Folders with roots under it: its rows are roots, not tags
+        kids = tuple(self.model._child_ids(node))
+        if len(kids) >= MIN_TAGS:
+            act = QAction("Group its children…" if node.tag_id is not None else "Group its tags…", menu)
+            act.triggered.connect(lambda: self.group_tags(kids, node.tag_id))
+            menu.addAction(act)
+
+    def group_tags(self, tag_ids: tuple[int, ...], parent_id: Optional[int]):
+        """Open the grouping dialog on the window that holds this panel (its runner, library and
+        settings); None when the panel sits in no such window."""
+        from spar_desktop.ui.library.tag_grouping import open_tag_grouping
+
+        host = self.parentWidget()
+        while host is not None and not all(hasattr(host, a) for a in ("runner", "library", "settings")):
+            host = host.parentWidget()
+        return open_tag_grouping(host, tag_ids, parent_id) if host is not None else None
