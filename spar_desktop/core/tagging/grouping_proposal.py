@@ -98,11 +98,14 @@ class GroupingProposal:
         return found
 
     def tag(self, ref: str | int) -> int:
-        """A selected tag by id or (case-insensitive) label."""
-        for t in self.selection.tags:
-            if t.id == ref or (isinstance(ref, str) and (t.label.casefold() == ref.strip().casefold()
-                                                         or str(t.id) == ref.strip())):
-                return t.id
+        """A selected tag by id or (case-insensitive) label; a label wins over an id ("2019")."""
+        if isinstance(ref, str):
+            found = next((t.id for t in self.selection.tags if t.label.casefold() == ref.strip().casefold()), None)
+            if found is not None:
+                return found
+            ref = int(ref) if ref.strip().isdigit() else -1
+        if any(t.id == ref for t in self.selection.tags):
+            return int(ref)
         raise GroupingError(f"{ref!r} is not one of the tags being grouped")
 
     # ------------------------------------------------------------ edits (each returns a new value)
