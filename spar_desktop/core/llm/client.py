@@ -10,9 +10,11 @@ notice the user's Stop within a fraction of a second.
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import json
 import logging
+import ssl
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional, Sequence
@@ -32,6 +34,16 @@ FIRST_TOKEN_TIMEOUT = 300.0  # loading a large model from disk can take minutes
 REQUEST_TIMEOUT = 120.0  # non-streaming calls (helpers): whole response
 CONTEXT_TOKENS = 8192  # Ollama's default window (2-4k) would silently cut the passages off
 _POLL = 0.05  # how often a waiting stream looks at the Stop flag
+
+
+@functools.lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per process: httpx builds a new one (reading the whole CA bundle,
+    ~0.3 s) for every client otherwise, and each call opens a client. Kept verifying because an
+    http:// host may redirect to https://."""
+    import certifi
+
+    return ssl.create_default_context(cafile=certifi.where())
 
 
 class ErrorKind:
@@ -107,7 +119,7 @@ class Ollama:
 
     def _client(self, read: Optional[float]) -> ollama.AsyncClient:
         timeout = httpx.Timeout(connect=self.connect_timeout, read=read, write=30.0, pool=self.connect_timeout)
-        return ollama.AsyncClient(host=self.host, timeout=timeout)
+        return ollama.AsyncClient(host=self.host, timeout=timeout, verify=_tls_context())
 
     # -- server ---------------------------------------------------------------------------
     async def list_models(self) -> list[ModelInfo]:
