@@ -102,11 +102,13 @@ class _Build:
         states = {i: (f.status, f.content_hash, f.path) for i, f in index.files.items()}
         states.update(index_states(self.lib, [r[0] for r in held if r[0] is not None and r[0] not in index.files]))
         diff = compare(held, admitted, states)
-        report.changed_files, report.new_files, report.removed_files = len(diff.changed), len(diff.new), len(diff.removed)
+        report.changed_files, report.new_files = len(diff.changed), len(diff.new)
+        report.removed_files = len(diff.removed)
         config = chunker_config(self.lib.settings)
         plan = plan_reads(admitted, index, read_options(self.lib.settings), self.cancel, self.progress)
         before = getattr(self.eng.encoder, "texts_encoded", 0)
-        cached_before = sum(1 for h, _ in plan.items if self.eng.cache.has(h, config.cache_key, self.eng.encoder.model_id))
+        model_id = self.eng.encoder.model_id
+        cached_before = sum(1 for h, _ in plan.items if self.eng.cache.has(h, config.cache_key, model_id))
         try:
             done = self._embed_and_index(admitted, held, plan, config)
         except Cancelled:
@@ -123,7 +125,8 @@ class _Build:
         report.read_documents = len({h for h, _ in plan.items}) - cached_before
         self._count(plan.states, done)
         built_at = self._record(admitted, plan.states, done, config)
-        report.dropped_keys = drop_unreferenced(self.lib, {h for _, _, h, _ in held if h} - {h for _, _, h in admitted if h})
+        gone = {h for _, _, h, _ in held if h} - {h for _, _, h in admitted if h}
+        report.dropped_keys = drop_unreferenced(self.lib, gone)
         self.progress(Progress(0, None, "saving the search index"))
         problem = self.searchers.replace(self.target.id, built_at, done.searcher)  # the next process opens it
         if problem:
@@ -271,7 +274,8 @@ class _Build:
             ws = s.get(Workspace, ws_id)
             ws.status, ws.built_at, ws.last_used_at = WorkspaceStatus.ACTIVE, utcnow(), utcnow()
             ws.archived_at, ws.last_error = None, None
-            ws.model_id, ws.chunker_key, ws.chunk_count = self.eng.encoder.model_id, config.cache_key, len(done.searcher)
+            ws.model_id, ws.chunker_key = self.eng.encoder.model_id, config.cache_key
+            ws.chunk_count = len(done.searcher)
             return ws.built_at
 
 

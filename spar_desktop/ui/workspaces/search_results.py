@@ -100,7 +100,8 @@ def hit_explanation(hit):
         words.setdefault(text[a:b].lower(), text[a:b])
     return ScoreExplanation(float(hit.score), getattr(hit, "keyword_part", None), getattr(hit, "meaning_part", None),
                             getattr(hit, "alpha", None), getattr(hit, "keyword_unit", "parent"), tuple(words.values()),
-                            bool(getattr(hit, "evolved", False)), int(hit.rank), getattr(hit, "rank_without_evolution", None))
+                            bool(getattr(hit, "evolved", False)), int(hit.rank),
+                            getattr(hit, "rank_without_evolution", None))
 
 
 def why_html(hit) -> str:
