@@ -314,7 +314,7 @@ def run_search(args) -> int:
     (open_search), one writes the hits' log (search_in). A built workspace whose saved searcher is
     missing is rebuilt from the cache first (a note says why): searching a built workspace implies it."""
     mgr = _manager(args)
-    target = mgr.open_search(args.name, with_freshness=True)
+    target = mgr.open_search(args.name, with_freshness=True, build_if_needed=True)
     if target.freshness.stale and args.update:
         progress = StderrProgress("updating")
         try:
