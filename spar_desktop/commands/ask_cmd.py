@@ -44,15 +44,56 @@ def _sources(result) -> list[str]:
     return lines
 
 
+def _thread_for(manager, store, args):
+    """The thread to answer in (resumed, or started); refuses a workspace that cannot answer
+    before a thread is started for nothing (the session would store the error)."""
+    from spar_desktop.core.chat.threads import ThreadError
+    from spar_desktop.core.workspaces.errors import WorkspaceError
+    from spar_desktop.core.workspaces.models import WorkspaceStatus
+
+    try:
+        ws = manager.get(args.workspace)
+        if ws.status == WorkspaceStatus.ARCHIVED:
+            raise CommandError(f"'{ws.name}' is archived: reactivate it first (spar ws reactivate \"{ws.name}\")")
+        if ws.status in (WorkspaceStatus.DRAFT, WorkspaceStatus.ERROR) or ws.built_at is None:
+            raise CommandError(f"'{ws.name}' is not built yet: spar ws build \"{ws.name}\"")
+        thread = store.resolve(ws.name, args.thread) if args.thread else None
+        if args.thread and thread is None:
+            if args.thread.strip().isdigit():
+                raise CommandError(f"no thread {args.thread} in '{ws.name}' (spar thread list \"{ws.name}\")")
+            thread = store.create(ws.name, title=args.thread)
+        elif thread is None:
+            thread = store.create(ws.name)
+    except (WorkspaceError, ThreadError) as exc:
+        raise CommandError(str(exc)) from exc
+    return thread
+
+
+def _print_result(result, args, told: list[str]) -> None:
+    if result.notice and result.notice not in told:
+        print(f"spar: {printable(result.notice)}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1, ensure_ascii=False, default=str))
+        return
+    if result.text and not result.text.endswith("\n"):
+        print()
+    sources = _sources(result)
+    if sources:
+        print("\nSources:")
+        print("\n".join(sources))
+    t = result.timings
+    how = result.model if result.mode == "llm" else "retrieval only"
+    print(f"thread {result.thread_id} · {how} · {t.total_ms / 1000:.1f} s "
+          f"(continue with --thread {result.thread_id})", file=sys.stderr)
+
+
 def run_ask(args) -> int:
     from spar_desktop.core.llm.client import STALL_TIMEOUT, Ollama
     from spar_desktop.core.chat.session import ChatSession
     from spar_desktop.core.chat.threads import ThreadError, ThreadStore
     from spar_desktop.core.library.database import Library
     from spar_desktop.core.progress import CancelToken
-    from spar_desktop.core.workspaces.errors import WorkspaceError
     from spar_desktop.core.workspaces.manager import Workspaces
-    from spar_desktop.core.workspaces.models import WorkspaceStatus
 
     if args.k < 1:
         raise CommandError("--k must be at least 1")
@@ -61,22 +102,7 @@ def run_ask(args) -> int:
     try:
         manager = Workspaces(library)
         store = ThreadStore(library)
-        try:
-            ws = manager.get(args.workspace)
-            # Say it before a thread is started for nothing (the session would store the error).
-            if ws.status == WorkspaceStatus.ARCHIVED:
-                raise CommandError(f"'{ws.name}' is archived: reactivate it first (spar ws reactivate \"{ws.name}\")")
-            if ws.status in (WorkspaceStatus.DRAFT, WorkspaceStatus.ERROR) or ws.built_at is None:
-                raise CommandError(f"'{ws.name}' is not built yet: spar ws build \"{ws.name}\"")
-            thread = store.resolve(ws.name, args.thread) if args.thread else None
-            if args.thread and thread is None:
-                if args.thread.strip().isdigit():
-                    raise CommandError(f"no thread {args.thread} in '{ws.name}' (spar thread list \"{ws.name}\")")
-                thread = store.create(ws.name, title=args.thread)
-            elif thread is None:
-                thread = store.create(ws.name)
-        except (WorkspaceError, ThreadError) as exc:
-            raise CommandError(str(exc)) from exc
+        thread = _thread_for(manager, store, args)
         ollama = Ollama.from_settings(settings, args.model, stall_timeout=args.timeout or STALL_TIMEOUT)
         session = ChatSession(manager, ollama, k=args.k)
         cancel = CancelToken()
@@ -105,21 +131,7 @@ def run_ask(args) -> int:
     finally:
         library.close()
 
-    if result.notice and result.notice not in told:
-        print(f"spar: {printable(result.notice)}", file=sys.stderr)
-    if args.json:
-        print(json.dumps(result.to_json(), indent=1, ensure_ascii=False, default=str))
-    else:
-        if result.text and not result.text.endswith("\n"):
-            print()
-        sources = _sources(result)
-        if sources:
-            print("\nSources:")
-            print("\n".join(sources))
-        t = result.timings
-        how = result.model if result.mode == "llm" else "retrieval only"
-        print(f"thread {result.thread_id} · {how} · {t.total_ms / 1000:.1f} s "
-              f"(continue with --thread {result.thread_id})", file=sys.stderr)
+    _print_result(result, args, told)
     if result.status == "stopped":
         print("spar: stopped; the partial answer is kept in the thread", file=sys.stderr)
         return 130

@@ -14,13 +14,20 @@ from dataclasses import replace
 
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
-from spar_desktop.core.documents.pages import page_span_label
+from spar_desktop.commands.ws_print import print_build_report, print_hits
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("ws", help="workspaces: scoped, searchable sets of files built on demand")
     wsub = p.add_subparsers(dest="ws_action", metavar="ACTION", required=True)
+    _add_create(wsub)
+    _add_edit_explain_files(wsub)
+    _add_build_search(wsub)
+    _add_status_list_share(wsub)
 
+
+def _add_create(wsub) -> None:
+    """`spar ws create`."""
     c = wsub.add_parser("create", help="create a workspace from a request and/or filters")
     c.add_argument("name")
     c.add_argument("--prompt", default="", help='plain-language request, e.g. "incident reports from 2023"')
@@ -41,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
 
+
+def _add_edit_explain_files(wsub) -> None:
+    """`spar ws edit`, `explain`, `files`."""
     ed = wsub.add_parser("edit", help="change a workspace's budget or whether tag suggestions count")
     ed.add_argument("name")
     _ranking_options(ed)
@@ -59,6 +69,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                            help="list every matched tag (same-named folders are otherwise one line)")
         e.set_defaults(func=run_explain if action == "explain" else run_files)
 
+
+def _add_build_search(wsub) -> None:
+    """`spar ws build`, `reactivate`, `search`."""
     b = wsub.add_parser("build", help="build (or update) the workspace's vector collection")
     b.add_argument("name")
     b.add_argument("--rebuild", action="store_true", help="re-embed with the current model if it changed")
@@ -80,6 +93,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_search)
 
+
+def _add_status_list_share(wsub) -> None:
+    """`spar ws status`, `list`, `archive`, `delete`, `export`, `import`."""
     st = wsub.add_parser("status", help="is the workspace up to date with the index? (changed, new, removed files)")
     st.add_argument("name")
     st.add_argument("--json", action="store_true")
@@ -288,35 +304,26 @@ def run_build(args) -> int:
     if report.cancelled:
         print(printable(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume"))
         return 130
-    print(printable(f"'{report.name}': {report.ready}/{report.admitted} files ready, {report.chunks} chunks "
-                    f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
-                    f"+{report.added_vectors}/-{report.removed_vectors}/~{report.rewritten_vectors} vectors) "
-                    f"in {report.seconds:.1f}s"))
-    if report.changed_files or report.new_files or report.removed_files:
-        print(printable(f"  updated: {report.changed_files} changed, {report.new_files} new, "
-                        f"{report.removed_files} removed since the last build; {report.read_documents} "
-                        f"document(s) read"))
-    for note in report.notes:
-        print(f"  note: {printable(note)}")
-    for path, state, message in report.problems[:50]:
-        print(printable(f"  ! {path}: {state}: {message}"))
-    if len(report.problems) > 50:
-        print(printable(f"  ... and {len(report.problems) - 50} more (spar ws files \"{report.name}\")"))
+    print_build_report(report)
     return 0
 
 
 @_guard
 def run_search(args) -> int:
+    """Two database sessions in all: one reads the workspace, its freshness and its saved searcher
+    (open_search), one writes the hits' log (search_in). A built workspace whose saved searcher is
+    missing is rebuilt from the cache first (a note says why): searching a built workspace implies it."""
     mgr = _manager(args)
-    fresh = mgr.freshness(args.name)
-    if fresh.stale and args.update:
+    target = mgr.open_search(args.name, with_freshness=True, build_if_needed=True)
+    if target.freshness.stale and args.update:
         progress = StderrProgress("updating")
         try:
             mgr.build(args.name, progress)
         finally:
             progress.finish()
-        fresh = mgr.freshness(args.name)
-    res = mgr.search(args.name, args.query, k=args.k, method=args.method)
+        target = mgr.open_search(args.name, with_freshness=True)
+    fresh = target.freshness
+    res = mgr.search_in(target, args.query, k=args.k, method=args.method)
     if args.json:
         print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
                           "stale": fresh.stale, "freshness": fresh.to_json(),
@@ -328,20 +335,7 @@ def run_search(args) -> int:
                         "or search with --update)"), file=sys.stderr)
     for note in res.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
-    if not res.hits:
-        print(printable(res.message or "no results"))
-        return 0
-    for h in res.hits:
-        pages = page_span_label(h.path, h.page_start, h.page_end)
-        gone = ("  [file no longer on disk]" if h.file_missing else
-                "  [file changed since the build: text may be out of date]" if h.file_changed else "")
-        print(printable(f"[{h.rank}] {h.score:.3f}  {h.path}  ({pages}){gone}"))
-        snippet = " ".join(h.text.split())
-        print(f"     {printable(snippet[:300])}{'…' if len(snippet) > 300 else ''}")
-        if h.also_at:
-            more = f" (+{len(h.also_at) - 3} more)" if len(h.also_at) > 3 else ""
-            print(printable(f"     also at: {'; '.join(h.also_at[:3])}{more}"))
-    print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
+    print_hits(res)
     return 0
 
 

@@ -93,7 +93,7 @@ def _message(m: ChatMessage) -> MessageInfo:
 
 class ThreadStore:
     def __init__(self, library: Any) -> None:
-        self.library = library  # also what mark_opened needs (it reads ``.library``)
+        self.library = library
 
     # -- threads ----------------------------------------------------------------------------
     def _workspace(self, s: Any, ref: WorkspaceRef) -> Workspace:
@@ -250,6 +250,6 @@ class ThreadStore:
             cite = Citation(int(n), p.get("file_id"), p.get("path"), p.get("page_start"), p.get("page_end"),
                             p.get("chunk_id"), True)
         if log_id is not None and cite.file_id is not None:
-            mark_opened(self, log_id, cite.file_id)
+            mark_opened(self.library, log_id, cite.file_id)
         return cite
 

@@ -85,7 +85,7 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
 
     if variant not in VARIANTS:
         raise RelationsError(f"unknown variant '{variant}': use one of {', '.join(VARIANTS)}")
-    workspace_id(library, workspace)  # an unknown workspace fails here, not as missing clusters
+    ws_id = workspace_id(library, workspace)  # an unknown workspace fails here, not as missing clusters
     try:
         stored = load_stored(library, workspace, "cooc")
     except RelationsError as exc:  # none stored, or unreadable
@@ -96,7 +96,7 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
         manager = Workspaces(library, engine_for(library.settings, encoder))
     with manager.lock(workspace):  # the search and the documents see one state of the workspace
         results = manager.search(workspace, query, k=depth)  # logged like any search
-        docs, _ = load_documents(library, workspace_id(library, workspace), encoder=encoder)
+        docs, _ = load_documents(library, ws_id, encoder=encoder)
     index = docs.index()
     rows = [index[d] for d in stored.ids if d in index]  # documents of the build still in scope
     docs = subset(docs, rows)

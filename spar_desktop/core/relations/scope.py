@@ -73,10 +73,10 @@ def scope_key(workspace_id: Optional[int]) -> str:
 def workspace_id(library: "Library", workspace: Optional[str]) -> Optional[int]:
     if workspace is None:
         return None
-    from spar_desktop.core.workspaces.manager import Workspaces  # deferred: the search stack (module note)
+    from spar_desktop.core.workspaces.lookup import find_workspace_id  # deferred: workspace models (module note)
 
     try:
-        return Workspaces(library).get(workspace).id
+        return find_workspace_id(library, workspace)  # one query: no manager, no search stack
     except WorkspaceError as exc:
         raise RelationsError(str(exc)) from exc
 

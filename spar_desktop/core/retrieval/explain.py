@@ -22,7 +22,7 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @dataclass(frozen=True)
-class Explanation:
+class ScoreExplanation:
     """``keyword_part + meaning_part == score`` for a TM2C2 hybrid hit (each is its weight times
     the normalised score); for BM25- or dense-only results one of them is None."""
 
@@ -85,10 +85,10 @@ def matched_words(query: str, text: str, tokenizer: Optional[TokenizerConfig] = 
     return tuple(seen.values())
 
 
-def explain(hit: object, query: str, *, tokenizer: Optional[TokenizerConfig] = None,
-            keyword_unit: str = "parent") -> Explanation:
-    """An Explanation of a ChunkHit or WorkspaceHit (duck-typed: both carry the parts)."""
-    return Explanation(
+def explain_score(hit: object, query: str, *, tokenizer: Optional[TokenizerConfig] = None,
+            keyword_unit: str = "parent") -> ScoreExplanation:
+    """A ScoreExplanation of a ChunkHit or WorkspaceHit (duck-typed: both carry the parts)."""
+    return ScoreExplanation(
         score=float(getattr(hit, "score")),
         keyword_part=getattr(hit, "keyword_part", None),
         meaning_part=getattr(hit, "meaning_part", None),

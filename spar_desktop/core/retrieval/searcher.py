@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import copy
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Protocol, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -30,6 +29,14 @@ from spar_desktop.core.retrieval.keyword_units import (
     check_unit,
     chunking_choice,
     prefer_matching_passages,
+)
+# The result types and key overrides live in results.py (names kept importable from here).
+from spar_desktop.core.retrieval.results import (  # noqa: F401
+    AlphaPredictor,
+    ChunkHit,
+    FileHit,
+    KeyOverride,
+    SearchResults,
 )
 from spar_desktop.core.retrieval.vector_store import (
     ChromaBackend,
@@ -48,75 +55,6 @@ DEFAULT_CANDIDATES = 100
 _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 
 
-@dataclass(frozen=True, eq=False)
-class KeyOverride:
-    """An evolved retrieval key for one chunk (ERM, core/memory): a replacement dense vector
-    (unit length; None keeps the original) and text appended to the chunk's BM25 key. ``tag``
-    names the evolution that produced it; Chroma records it per vector so a later build can
-    tell an evolved vector from an original one and reconcile the collection."""
-
-    vector: Optional[np.ndarray]
-    extra_text: str = ""
-    tag: str = "erm"
-
-
-class AlphaPredictor(Protocol):
-    def predict(self, query: str, dense: Mapping[int, float], bm25: Mapping[int, float]) -> float:
-        """A dense weight in [0, 1] for this query, from its text and raw candidate scores."""
-        ...
-
-
-@dataclass(frozen=True)
-class ChunkHit:
-    rank: int
-    key: str  # '<doc_id>#<chunk_id>', unique within the searcher
-    doc_id: str
-    file_id: Optional[int]
-    chunk_id: str
-    text: str
-    page_start: int
-    page_end: int
-    parent_id: Optional[str]
-    parent_text: Optional[str]  # the context to show / give the LLM; None for flat chunks
-    score: float  # what the list is ranked by: fused score, raw BM25 or raw cosine
-    bm25_score: Optional[float]  # raw; None when BM25 did not propose this chunk
-    dense_score: Optional[float]  # raw cosine; None when dense did not propose this chunk
-    # Why it ranks here (explain.py): TM2C2 shares of ``score`` (keyword + meaning == score),
-    # whether its key evolved (ERM) and the rank its original dense key would have given it.
-    keyword_part: Optional[float] = None
-    meaning_part: Optional[float] = None
-    alpha: Optional[float] = None
-    evolved: bool = False
-    rank_without_evolution: Optional[int] = None
-
-
-@dataclass(frozen=True)
-class FileHit:
-    rank: int
-    doc_id: str
-    file_id: Optional[int]
-    title: Optional[str]
-    score: float  # the score of its best chunk
-    best_chunk: str  # key of that chunk
-    matched_chunks: int  # how many of its chunks were among the fused candidates
-
-
-@dataclass(frozen=True)
-class SearchResults:
-    query: str
-    method: str
-    fusion: str
-    alpha: Optional[float]
-    hits: tuple[ChunkHit, ...]
-    files: tuple[FileHit, ...]
-    message: Optional[str] = None  # why the list is empty, for the UI / CLI to show
-    keyword_flatness: Optional[float] = None  # BM25's 10th/1st unit score when the weight came from it
-
-    @property
-    def empty(self) -> bool:
-        return not self.hits
-
-
 class HybridSearcher:
     """Immutable after construction, so one instance can serve concurrent queries."""
 
@@ -125,7 +63,6 @@ class HybridSearcher:
         documents: Mapping[str, CachedDocument],
         encoder: Any = None,
         *,
-        collection: Optional[ChromaCollection] = None,
         file_ids: Optional[Mapping[str, int]] = None,
         tokenizer: Optional[TokenizerConfig] = None,
         candidate_depth: int = DEFAULT_CANDIDATES,
@@ -137,20 +74,19 @@ class HybridSearcher:
         alpha_rule: str = fz.DEFAULT_ALPHA_RULE,
         progress: ProgressCallback = no_progress,
         cancel: Optional[CancelToken] = None,
-        present_ids: Optional[set[str]] = None,
     ) -> None:
         """``documents``: doc id → CachedDocument (a workspace passes str(file_id)).
-        ``encoder`` may be None for a BM25-only searcher. With ``collection`` the dense side runs
-        in Chroma (synchronised to these chunks first); without it, on an exact numpy matrix.
+        ``encoder`` may be None for a BM25-only searcher. The dense side runs on an exact numpy
+        matrix; ``with_collection`` moves it into a Chroma collection the caller has filled
+        (collection_sync.py: a constructor never writes to a store).
         ``key_overrides`` (chunk key → KeyOverride) are evolved keys used in place of the
         originals; ``alpha_model`` predicts the fusion weight per query when no alpha is given.
         ``keyword_unit``: what BM25 scores, 'parent' sections or 'chunk's (keyword_units.py).
         ``alpha_rule``: with no alpha and no model, 'flatness' sets the weight per query from
-        BM25's flatness around ``default_alpha`` (fusion.py); 'fixed' always uses it.
-        ``present_ids``: the ids ``collection`` holds, when the caller has just listed them."""
+        BM25's flatness around ``default_alpha`` (fusion.py); 'fixed' always uses it."""
         self.encoder = encoder
         self.alpha_model = alpha_model
-        self.collection = collection
+        self.collection: Optional[ChromaCollection] = None
         self.candidate_depth = candidate_depth
         self.default_alpha = fz.check_alpha(default_alpha)
         self.alpha_rule = fz.check_alpha_rule(alpha_rule)
@@ -184,15 +120,7 @@ class HybridSearcher:
             self.original_vectors = np.ascontiguousarray(np.vstack(blocks) if blocks else np.empty((0, dim)),
                                                          dtype=np.float32)
             self.vectors = self._evolved_matrix()
-            if collection is not None:
-                progress(Progress(1, 2, "loading vectors into the vector store"))
-                collection.sync(self.keys, self.vectors, self._metas(), cancel=cancel, present=present_ids)
-                # Vectors kept under their id but stale: an edited file's passages, evolved keys.
-                self.rewritten_vectors = collection.reconcile(self.keys, self.vectors, self._metas(),
-                                                              {TAG_FIELD: ORIGINAL_TAG, VERSION_FIELD: None})
-                self.dense = ChromaBackend(collection, self.keys, self._pos)
-            else:
-                self.dense = NumpyBackend(self.vectors)
+            self.dense = NumpyBackend(self.vectors)
         progress(Progress(2, 2, f"{len(self.keys)} chunks searchable"))
 
     def _set_table(self, table: "ChunkTable", overrides: Optional[Mapping[str, KeyOverride]],
@@ -264,6 +192,19 @@ class HybridSearcher:
             for p, v in dense:
                 vectors[p] = v
         return vectors
+
+    def with_collection(self, collection: ChromaCollection) -> "HybridSearcher":
+        """This searcher with its dense side in ``collection``, which must already hold exactly
+        these keys' vectors (collection_sync.sync_collection writes them). Writes nothing."""
+        new = copy.copy(self)
+        new.collection = collection
+        if new.vectors is not None:
+            new.dense = ChromaBackend(collection, new.keys, new._pos)
+        return new
+
+    def metas(self) -> list[dict[str, Any]]:
+        """Chroma metadata per chunk, in key order: document, chunk, key tag and document version."""
+        return self._metas()
 
     def _metas(self) -> list[dict[str, Any]]:
         tags = {k: o.tag for k, o in self.overrides.items() if o.vector is not None}

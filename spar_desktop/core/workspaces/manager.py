@@ -2,8 +2,11 @@
 update, search, archive (drop vectors, keep everything else), reactivate from cache, delete.
 
 The heavy parts live in builder.py (build/update) and search.py; export/import in sparws.py.
-Methods that read or replace a workspace's collection or searcher take its lock (locks.py), so
-every caller (the app's workers, chat, the CLI) gets the same exclusion.
+The manager resolves rows and filters (lookup.py) and passes plain values down: neither builder
+nor search imports it. It also owns the policy a search does not have: a searcher that needs a
+build gets one here (``build_if_needed``). Methods that read or replace a workspace's collection
+or searcher take its lock (locks.py), so every caller (the app's workers, chat, the CLI) gets the
+same exclusion.
 """
 
 from __future__ import annotations
@@ -11,27 +14,29 @@ from __future__ import annotations
 import logging
 import re
 import secrets
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any, Optional, Sequence
 
 from sqlalchemy import delete, func, select
 
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.models import Tag, utcnow
+from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.vector_store import delete_collection
 from spar_desktop.core.workspaces import builder, ranking
-from spar_desktop.core.workspaces.build_lock import build_in_progress
 from spar_desktop.core.workspaces.engine import Engine, engine_for
-from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
+from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError, WorkspaceNotFound
 from spar_desktop.core.workspaces.freshness import UP_TO_DATE, Freshness, freshness
 from spar_desktop.core.workspaces.locks import WorkspaceLocks
+from spar_desktop.core.workspaces.lookup import (  # noqa: F401 - WorkspaceInfo, INTERRUPTED_MESSAGE: importable here
+    INTERRUPTED_MESSAGE, WorkspaceInfo, live_filter, shared_session, workspace_info, workspace_row,
+)
 from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
 )
 from spar_desktop.core.workspaces.request import parse_request
-from spar_desktop.core.workspaces.search import open_searcher, search_workspace
+from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults, open_searcher, search_workspace
 from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.selection import (
     Explanation, TagChoice, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
@@ -41,59 +46,6 @@ from spar_desktop.core.workspaces.tag_index import TagIndex
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class WorkspaceInfo:
-    id: int
-    name: str
-    status: str
-    collection: str
-    filter: WorkspaceFilter
-    created_at: datetime
-    built_at: Optional[datetime]
-    last_used_at: datetime
-    archived_at: Optional[datetime]
-    file_count: int
-    chunk_count: int
-    model_id: Optional[str]
-    last_error: Optional[str]
-    chunker_key: Optional[str] = None
-
-    @property
-    def archived(self) -> bool:
-        return self.status == WorkspaceStatus.ARCHIVED
-
-    @property
-    def active(self) -> bool:
-        return self.status == WorkspaceStatus.ACTIVE
-
-    @property
-    def interrupted(self) -> bool:
-        """A build of it was killed (no process is building it): building again resumes it."""
-        return self.status == WorkspaceStatus.INTERRUPTED
-
-    @property
-    def request(self) -> str:
-        return self.filter.request
-
-    @property
-    def searchable(self) -> bool:
-        """Built once and not archived (an update may be running or was interrupted): a search
-        opens its searcher."""
-        return self.built_at is not None and self.status in (
-            WorkspaceStatus.ACTIVE, WorkspaceStatus.BUILDING, WorkspaceStatus.INTERRUPTED)
-
-    def to_json(self) -> dict:
-        return {
-            "id": self.id, "name": self.name, "status": self.status, "files": self.file_count,
-            "chunks": self.chunk_count, "model_id": self.model_id, "last_error": self.last_error,
-            "created_at": self.created_at.isoformat(), "built_at": self.built_at.isoformat() if self.built_at else None,
-            "last_used_at": self.last_used_at.isoformat(),
-            "archived_at": self.archived_at.isoformat() if self.archived_at else None,
-            "filter": self.filter.to_json(),
-        }
-
-
-INTERRUPTED_MESSAGE = "build interrupted: build again to resume (finished work is kept in the cache)"
 MAX_NAME_LENGTH = 200
 # Control characters (C0, DEL, C1: a name is printed in terminals and lists), line and paragraph
 # separators, bidi overrides and isolates (they reorder what is shown), path separators (a name
@@ -155,11 +107,12 @@ class Workspaces:
         self.locks = WorkspaceLocks()
         # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
         self.searchers = SearcherCache(library, lambda: self.engine)
-        self.remove_orphaned_states()
 
     def remove_orphaned_states(self) -> list[str]:
         """Remove saved-searcher folders of workspaces that no longer exist (deleted by another
-        process, or a delete that could not remove them then); returns the collections removed."""
+        process, or a delete that could not remove them then); returns the collections removed.
+        Housekeeping with a directory listing: run when the app opens its workspaces, at a build
+        and after a delete, never on construction (read-only commands construct a manager too)."""
         try:
             with self.library.session() as s:
                 return self.searchers.remove_orphans(lambda: set(s.scalars(select(Workspace.collection))))
@@ -260,15 +213,8 @@ class Workspaces:
         return replace(flt, request_vector=ranking.request_vector(encoder, flt.request), vector_model=encoder.model_id)
 
     def workspace_row(self, s, name: str) -> Workspace:
-        """The row named ``name`` (exact name first, then case-insensitive) in session ``s``;
-        WorkspaceNotFound lists the names there are."""
-        ws = s.scalar(select(Workspace).where(Workspace.name == name))
-        if ws is None:
-            ws = s.scalar(select(Workspace).where(func.lower(Workspace.name) == name.lower()))
-        if ws is None:
-            known = ", ".join(s.scalars(select(Workspace.name).order_by(Workspace.name)).all()) or "none yet"
-            raise WorkspaceNotFound(f"no workspace named '{name}' (workspaces: {known})")
-        return ws
+        """The row named ``name`` in session ``s`` (lookup.workspace_row)."""
+        return workspace_row(s, name)
 
     @property
     def data_dir(self) -> Optional[str]:
@@ -276,16 +222,7 @@ class Workspaces:
         return str(settings.data_dir) if settings is not None else None
 
     def _info(self, s, ws: Workspace) -> WorkspaceInfo:
-        n = s.scalar(select(func.count(WorkspaceFile.id)).where(WorkspaceFile.workspace_id == ws.id)) or 0
-        status, last_error = ws.status, ws.last_error
-        if status == WorkspaceStatus.BUILDING and not build_in_progress(self.data_dir, ws.collection):
-            # Left BUILDING by a process that died mid-build; the stored status stays (no writes
-            # from a read) and the next build overwrites it.
-            status = WorkspaceStatus.INTERRUPTED
-            last_error = last_error or INTERRUPTED_MESSAGE
-        return WorkspaceInfo(ws.id, ws.name, status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
-                             ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
-                             ws.model_id, last_error, ws.chunker_key)
+        return workspace_info(s, ws, self.data_dir)
 
     def get(self, name: str) -> WorkspaceInfo:
         with self.library.session() as s:
@@ -317,26 +254,21 @@ class Workspaces:
     # -- filter ---------------------------------------------------------------------------
     def current_filter(self, name: str) -> WorkspaceFilter:
         """The stored filter, minus tags deleted since (each named in ``problems``)."""
-        flt = self.get(name).filter
-        ids = {t.tag_id for g in flt.groups for t in g.tags}
         with self.library.session() as s:
-            alive = set(s.scalars(select(Tag.id).where(Tag.id.in_(ids)))) if ids else set()
-        gone = [t for g in flt.groups for t in g.tags if t.tag_id not in alive]
-        if not gone:
-            return flt
-        groups = tuple(replace(g, tags=tuple(t for t in g.tags if t.tag_id in alive)) for g in flt.groups)  # keeps required
-        problems = flt.problems + tuple(f"tag '{t.value}' was deleted; removed from the filter" for t in gone)
-        emptied = [g.label for g in groups if not g.tags]
-        problems += tuple(f"tag group '{label}' lost all its tags and was dropped" for label in emptied)
-        return replace(flt, groups=tuple(g for g in groups if g.tags), problems=problems)
+            return live_filter(s, WorkspaceFilter.from_json(workspace_row(s, name).filter_json or {}))
 
     def freshness(self, name: str) -> Freshness:
         """How a built workspace differs from what its request admits from the index now
-        (freshness.py); up to date when it is not built or archived (nothing to compare)."""
-        info = self.get(name)
+        (freshness.py); up to date when it is not built or archived (nothing to compare). One
+        session for all of it."""
+        with shared_session(self.library) as (lib, s):
+            return self._freshness(lib, s, workspace_info(s, workspace_row(s, name), self.data_dir))
+
+    @staticmethod
+    def _freshness(lib: Any, s, info: WorkspaceInfo) -> Freshness:
         if info.built_at is None or info.archived:
             return UP_TO_DATE
-        return freshness(self.library, info.id, self.current_filter(info.name))
+        return freshness(lib, info.id, live_filter(s, info.filter))
 
     def out_of_date(self) -> list[tuple[str, Freshness]]:
         """(name, freshness) of every active workspace the index has moved away from (after a scan)."""
@@ -356,22 +288,74 @@ class Workspaces:
 
     # -- build / search (see builder.py and search.py) ---------------------------------------
     def build(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
-              rebuild: bool = False):
+              rebuild: bool = False, reopen_store: bool = False) -> builder.WorkspaceBuildReport:
+        """Build or update ``name``; a build is also when saved searchers of deleted workspaces
+        are tidied away. ``reopen_store``: a search found the vector store failing."""
         with self.lock(name):
-            return builder.build_workspace(self, name, progress, cancel, rebuild)
+            self.remove_orphaned_states()
+            with self.library.session() as s:
+                ws = workspace_row(s, name)
+                target = builder.BuildTarget(ws.id, name, ws.collection,
+                                             live_filter(s, WorkspaceFilter.from_json(ws.filter_json or {})))
+            services = builder.BuildServices(self.library, self.engine, self.searchers)
+            return builder.build_workspace(services, target, progress, cancel, rebuild, reopen_store)
+
+    def open_search(self, name: str, *, with_freshness: bool = False, build_if_needed: bool = True) -> SearchTarget:
+        """``name`` ready to search: its row, its searcher (from memory or its saved state) and,
+        with ``with_freshness``, how it differs from the index, all read in one session. A
+        searcher that needs a build (NeedsBuild) is rebuilt from the cache when
+        ``build_if_needed`` (notes say why), else the NeedsBuild is raised for the caller."""
+        target, needs = self._open_search(name, with_freshness)
+        if needs is None:
+            return target
+        if not build_if_needed:
+            raise needs
+        report = self.build(name)  # waits for the lock when an update is running
+        target, again = self._open_search(name, with_freshness)
+        if again is not None:  # pragma: no cover - a build that finished always leaves its searcher
+            raise WorkspaceError(f"'{name}' could not be opened after a build")
+        notes = ((f"{needs.why}: rebuilt from the cache",) if needs.why else ()) + tuple(report.notes)
+        return replace(target, notes=notes)
+
+    def _open_search(self, name: str, with_freshness: bool) -> tuple[SearchTarget, Optional[NeedsBuild]]:
+        with shared_session(self.library) as (lib, s):
+            info = workspace_info(s, workspace_row(s, name), self.data_dir)
+            fresh = self._freshness(lib, s, info) if with_freshness else None
+            try:
+                return SearchTarget(info, open_searcher(self.searchers, info, lib), freshness=fresh), None
+            except NeedsBuild as exc:
+                return SearchTarget(info, None, freshness=fresh), exc
 
     def search(self, name: str, query: str, k: int = 10, method: str = "hybrid", session_key: Optional[str] = None,
-               source: str = "search"):
+               source: str = "search", *, build_if_needed: bool = True) -> WorkspaceResults:
         """Without the workspace's lock: searchers are immutable, so a search reads the current
         build's while an update (which holds the lock for as long as it embeds) prepares the
         next one and swaps it in at its end. Only a search that must rebuild waits (build
         takes the lock)."""
-        return search_workspace(self, name, query, k, method, session_key, source)
+        target = self.open_search(name, build_if_needed=build_if_needed)
+        return self.search_in(target, query, k, method, session_key, source, build_if_needed=build_if_needed)
+
+    def search_in(self, target: SearchTarget, query: str, k: int = 10, method: str = "hybrid",
+                  session_key: Optional[str] = None, source: str = "search", *,
+                  build_if_needed: bool = True) -> WorkspaceResults:
+        """Search an opened ``target`` (one session: hits, log, last use). A vector store that
+        fails is reopened by a rebuild from the cache, once, when ``build_if_needed``."""
+        try:
+            return search_workspace(self.library, target, query, k, method, session_key, source)
+        except NeedsBuild as exc:
+            if not (build_if_needed and exc.store_failed):
+                raise
+            self.searchers.forget(target.info.id, disk=False)  # the build below saves a new state
+            report = self.build(target.info.name, reopen_store=True)
+            again = self.open_search(target.info.name, build_if_needed=False)
+            notes = tuple(report.notes) + ("the vector collection had disappeared; rebuilt from cached embeddings",)
+            return search_workspace(self.library, replace(again, notes=notes), query, k, method, session_key, source)
 
     def searcher(self, name: str):
         """(workspace id, its HybridSearcher, notes): opened from memory or its saved state,
         rebuilt from the cache only when that state is missing or stale (notes say why)."""
-        return open_searcher(self, name)
+        target = self.open_search(name)
+        return target.info.id, target.searcher, target.notes
 
     # -- archive / reactivate / delete -----------------------------------------------------------
     def archive(self, name: str) -> WorkspaceInfo:

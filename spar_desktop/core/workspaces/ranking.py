@@ -22,7 +22,7 @@ from __future__ import annotations
 import base64
 import math
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 from sqlalchemy import select
@@ -33,8 +33,6 @@ from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
 
-if TYPE_CHECKING:  # selection calls this module: a type only
-    from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
 # A tenth of the index: the issue's target for a workspace that still holds what a global search
 # would find; never fewer than 25, so a small index's workspace is not a handful of files.
@@ -241,7 +239,32 @@ def _rows(s, flt: FileFilter) -> dict[int, Row]:
     return {r[0]: tuple(r) for r in s.execute(q)}
 
 
-def select_files(library: Library, flt: "WorkspaceFilter") -> Selection:
+class AdmissionFilter(Protocol):
+    """What select_files reads of a filter (selection.WorkspaceFilter): a protocol, so ranking
+    does not import selection, which calls it."""
+    only_pinned: bool
+    pinned: tuple[int, ...]
+    ranked: bool
+    budget: int
+    include_unconfirmed: bool
+    request_vector: str
+    vector_model: str
+
+    @property
+    def scoped(self) -> bool: ...
+
+    @property
+    def ranks(self) -> bool: ...
+
+    @property
+    def optional_groups(self) -> Sequence[Any]: ...
+
+    def file_filter(self) -> FileFilter: ...
+
+    def hard_filter(self) -> FileFilter: ...
+
+
+def select_files(library: Library, flt: AdmissionFilter) -> Selection:
     """What ``flt`` admits, ranked or all-or-nothing, and which files only suggestions brought in."""
     rows: dict[int, Row] = {}
     ranked: Optional[Ranking] = None

@@ -1,5 +1,10 @@
 """Searching inside a workspace: hybrid retrieval restricted to its collection, hits mapped back
-to files (path, page span), and every query logged (workspace history, relation discovery)."""
+to files (path, page span), and every query logged (workspace history, relation discovery).
+
+The manager resolves the workspace (``WorkspaceInfo``) and the searcher cache; nothing here calls
+back into it and nothing here builds: a searcher that cannot be opened, or a vector store that
+fails mid-search, raises ``NeedsBuild`` and the caller decides.
+"""
 
 from __future__ import annotations
 
@@ -7,22 +12,21 @@ import logging
 import time
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from sqlalchemy import select
 
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.library.queries import copies_of
-from spar_desktop.core.retrieval.explain import Explanation, explain, matched_spans
+from spar_desktop.core.retrieval.explain import ScoreExplanation, explain_score, matched_spans
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
-from spar_desktop.core.workspaces.errors import WorkspaceError
-from spar_desktop.core.workspaces.models import QueryLogEntry, WorkspaceFile
+from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError
+from spar_desktop.core.workspaces.freshness import Freshness
+from spar_desktop.core.workspaces.lookup import WorkspaceInfo
+from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile
 
 log = logging.getLogger(__name__)
-
-if TYPE_CHECKING:  # the manager calls this module: a type only
-    from spar_desktop.core.workspaces.manager import Workspaces
 
 # Searches closer together than this in one workspace form one session (for co-occurrence).
 SESSION_GAP = timedelta(minutes=30)
@@ -61,8 +65,8 @@ class WorkspaceHit:
         d["matched"] = [list(span) for span in self.matched]
         return d
 
-    def explanation(self, query: str) -> Explanation:
-        return explain(self, query, keyword_unit=self.keyword_unit)
+    def explanation(self, query: str) -> ScoreExplanation:
+        return explain_score(self, query, keyword_unit=self.keyword_unit)
 
 
 @dataclass(frozen=True)
@@ -77,52 +81,67 @@ class WorkspaceResults:
     chunking: Optional[str] = None  # how this workspace is cut and scored (short vs long documents)
 
 
-def open_searcher(manager: "Workspaces", name: str) -> tuple[int, Any, tuple[str, ...]]:
-    """(workspace id, searcher, notes). The searcher of the current build comes from memory or
-    from the state its build saved (searchers.py); only a missing or stale state (notes say
-    why) rebuilds it, from the embedding cache: nothing is re-embedded unless files changed."""
-    info = manager.get(name)
+@dataclass(frozen=True)
+class SearchTarget:
+    """A workspace ready to search: its row as read, its searcher, notes on how it was opened, and
+    (when asked for) how it differs from the index now."""
+    info: WorkspaceInfo
+    searcher: Any
+    notes: tuple[str, ...] = ()
+    freshness: Optional[Freshness] = None
+
+
+def open_searcher(searchers: Any, info: WorkspaceInfo, library: Any = None) -> Any:
+    """The searcher of ``info``'s current build, from memory or the state its build saved
+    (searchers.SearcherCache). Archived or never built: WorkspaceError; built but no usable saved
+    state: NeedsBuild (its ``why`` says what was wrong). ``library``: where the state's rows are
+    read (a shared session), else the cache's own."""
+    name = info.name
     if info.archived:
         raise WorkspaceError(f"'{name}' is archived: reactivate it first (spar ws reactivate \"{name}\")")
     if not info.searchable:
         raise WorkspaceError(f"'{name}' is not built yet: spar ws build \"{name}\"")
-    searcher, why = manager.searchers.open(info.id, info.built_at)
-    if searcher is not None:
-        return info.id, searcher, ()
-    report = manager.build(name)
-    notes = ((f"{why}: rebuilt from the cache",) if why else ()) + tuple(report.notes)
-    built = manager.get(name)
-    searcher = manager.searchers.get(built.id, built.built_at)
-    if searcher is None:  # pragma: no cover - a build that finished always leaves its searcher
-        raise WorkspaceError(f"'{name}' could not be opened after a build")
-    return built.id, searcher, notes
+    searcher, why = searchers.open(info.id, info.built_at, library)
+    if searcher is None:
+        raise NeedsBuild(name, why)
+    return searcher
 
 
-def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, method: str = "hybrid",
+def search_workspace(library: Any, target: SearchTarget, query: str, k: int = 10, method: str = "hybrid",
                      session_key: Optional[str] = None, source: str = "search") -> WorkspaceResults:
+    """Search ``target`` and log the query; the hits' files, the log entry and the workspace's
+    last use are read and written in one session. A vector store that fails raises NeedsBuild
+    with ``store_failed`` (the caller rebuilds from the cache, reopening the store)."""
     query = storable_text(query)  # an undecodable byte in a typed query must not fail the search or its log
-    ws_id, searcher, notes = open_searcher(manager, name)
+    info, searcher = target.info, target.searcher
     t0 = time.perf_counter()
     try:
         results = searcher.search(query, k=k, method=method)
-    except VectorStoreError as exc:  # deleted or damaged behind our back: reopen, rebuild once from the cache
-        log.warning("vector store failed during a search (%s); reopening it", exc)
-        manager.searchers.forget(ws_id, disk=False)  # the build below saves a new state
-        manager.engine.reopen_chroma()
-        report = manager.build(name)
-        notes = tuple(report.notes) + ("the vector collection had disappeared; rebuilt from cached embeddings",)
-        ws_id, searcher, _ = open_searcher(manager, name)
-        results = searcher.search(query, k=k, method=method)
+    except VectorStoreError as exc:  # deleted or damaged behind our back
+        log.warning("vector store failed during a search (%s)", exc)
+        raise NeedsBuild(info.name, "the vector collection had disappeared", store_failed=True) from exc
     latency = (time.perf_counter() - t0) * 1000
     ids = {h.file_id for h in results.hits if h.file_id is not None}
-    with manager.library.session() as s:
-        files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
-        copies = copies_of(s, list(files.values()))
-        as_built = {fid: h for fid, h in s.execute(select(WorkspaceFile.file_id, WorkspaceFile.content_hash).where(
-            WorkspaceFile.workspace_id == ws_id, WorkspaceFile.file_id.in_(ids)))} if ids else {}
+    with library.session() as s:
+        hits = _workspace_hits(s, info.id, query, results.hits, ids, searcher)
+        ranked = [(fh.file_id, fh.score) for fh in results.files if fh.file_id]
+        log_id = log_query(s, info.id, query, ranked, latency, session_key, source)
+        ws = s.get(Workspace, info.id)
+        if ws is not None:
+            ws.last_used_at = utcnow()
+    return WorkspaceResults(info.name, query, tuple(hits), results.message, latency, log_id, target.notes,
+                            searcher.chunking.describe() if hasattr(searcher, "chunking") else None)
+
+
+def _workspace_hits(s, ws_id: int, query: str, chunk_hits: Any, ids: set[int], searcher: Any) -> list[WorkspaceHit]:
+    """The chunk hits as files: path, copies elsewhere, missing or changed since the build."""
+    files = {f.id: f for f in s.scalars(select(File).where(File.id.in_(ids)))} if ids else {}
+    copies = copies_of(s, list(files.values()))
+    as_built = {fid: h for fid, h in s.execute(select(WorkspaceFile.file_id, WorkspaceFile.content_hash).where(
+        WorkspaceFile.workspace_id == ws_id, WorkspaceFile.file_id.in_(ids)))} if ids else {}
     hits = []
     tokenizer, unit = searcher.bm25.tokenizer, getattr(searcher, "keyword_unit", "chunk")
-    for h in results.hits:
+    for h in chunk_hits:
         f = files.get(h.file_id)
         if f is None:
             continue
@@ -132,35 +151,30 @@ def search_workspace(manager: "Workspaces", name: str, query: str, k: int = 10, 
                                  tuple(matched_spans(query, h.text, tokenizer)), h.evolved,
                                  h.rank_without_evolution,
                                  file_changed=f.id in as_built and as_built[f.id] != f.content_hash))
-    log_id = log_query(manager, ws_id, query, [(fh.file_id, fh.score) for fh in results.files if fh.file_id],
-                       latency, session_key, source)
-    manager.touch(ws_id)
-    return WorkspaceResults(name, query, tuple(hits), results.message, latency, log_id, notes,
-                            searcher.chunking.describe() if hasattr(searcher, "chunking") else None)
+    return hits
 
 
-def log_query(manager: "Workspaces", ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
+def log_query(s, ws_id: Optional[int], query: str, ranked: list[tuple[int, float]],
               latency_ms: Optional[float], session_key: Optional[str], source: str) -> int:
-    with manager.library.session() as s:
-        if session_key is None:
-            last = s.scalar(select(QueryLogEntry).where(QueryLogEntry.workspace_id == ws_id)
-                            .order_by(QueryLogEntry.id.desc()).limit(1))
-            now = utcnow()
-            if last is not None and now - last.created_at < SESSION_GAP and last.session_key.startswith("run-"):
-                session_key = last.session_key
-            else:
-                session_key = f"run-{ws_id}-{int(now.timestamp())}"
-        entry = QueryLogEntry(workspace_id=ws_id, session_key=session_key, query=query, source=source,
-                              results=[[fid, round(float(sc), 5)] for fid, sc in ranked], latency_ms=latency_ms)
-        s.add(entry)
-        s.flush()
-        return entry.id
+    """Log a query in session ``s``; searches close in time share a session key (co-occurrence)."""
+    if session_key is None:
+        last = s.scalar(select(QueryLogEntry).where(QueryLogEntry.workspace_id == ws_id)
+                        .order_by(QueryLogEntry.id.desc()).limit(1))
+        now = utcnow()
+        if last is not None and now - last.created_at < SESSION_GAP and last.session_key.startswith("run-"):
+            session_key = last.session_key
+        else:
+            session_key = f"run-{ws_id}-{int(now.timestamp())}"
+    entry = QueryLogEntry(workspace_id=ws_id, session_key=session_key, query=query, source=source,
+                          results=[[fid, round(float(sc), 5)] for fid, sc in ranked], latency_ms=latency_ms)
+    s.add(entry)
+    s.flush()
+    return entry.id
 
 
-def mark_opened(manager: "Workspaces", log_id: int, file_id: int) -> None:
+def mark_opened(library: Any, log_id: int, file_id: int) -> None:
     """A result was opened or cited: the strongest signal of what the query was about."""
-    with manager.library.session() as s:
+    with library.session() as s:
         entry = s.get(QueryLogEntry, log_id)
         if entry is not None and file_id not in (entry.opened or []):
             entry.opened = list(entry.opened or []) + [file_id]
-

@@ -75,8 +75,10 @@ class SearcherCache:
     def get(self, ws_id: int, built_at: Optional[datetime]) -> Optional[Any]:
         return self.open(ws_id, built_at)[0]
 
-    def open(self, ws_id: int, built_at: Optional[datetime]) -> tuple[Optional[Any], Optional[str]]:
-        """(searcher of this build, None), from memory or from its saved state; else (None, why)."""
+    def open(self, ws_id: int, built_at: Optional[datetime],
+             library: Any = None) -> tuple[Optional[Any], Optional[str]]:
+        """(searcher of this build, None), from memory or from its saved state; else (None, why).
+        ``library``: where the state's rows are read (a caller's shared session), else our own."""
         with self._lock:
             entry = self._mem.get(ws_id)
             if entry is not None and entry[0] == built_at:
@@ -85,7 +87,7 @@ class SearcherCache:
             return None, "the workspace is not built"
         t0 = time.perf_counter()
         try:
-            searcher = self._load(ws_id, built_at)
+            searcher = self._load(ws_id, built_at, library or self._library)
         except _Stale as exc:
             log.info("saved searcher of workspace %s not used: %s", ws_id, exc)
             return None, str(exc)
@@ -207,8 +209,8 @@ class SearcherCache:
                  (time.perf_counter() - t0) * 1000)
         return final
 
-    def _load(self, ws_id: int, built_at: datetime) -> Any:
-        with self._library.session() as s:
+    def _load(self, ws_id: int, built_at: datetime, library: Any) -> Any:
+        with library.session() as s:
             ws = s.get(Workspace, ws_id)
             if ws is None or ws.status not in _OPENABLE or ws.built_at != built_at:
                 raise _Stale("the workspace changed")
@@ -243,13 +245,13 @@ class SearcherCache:
                 raise _Stale(f"the vector collection is not usable ({exc})") from None
             if count != row["chunks"]:
                 raise _Stale(f"the vector collection holds {count} vectors, not {row['chunks']}")
-        settings = self._library.settings
+        settings = library.settings
         try:
             searcher = searcher_state.load(state, encoder, collection=collection, manifest=manifest,
                                            alpha_model=load_default_model(settings.data_dir if settings else None))
         except searcher_state.StateError as exc:
             raise _Stale(f"the saved search index is unusable: {exc}") from None
-        if _tags_digest(searcher, _stored_keys(self._library, searcher, row)) != saved.get("key_tags"):
+        if _tags_digest(searcher, _stored_keys(library, searcher, row)) != saved.get("key_tags"):
             raise _Stale("evolved keys changed since the index was saved")
         return searcher
 

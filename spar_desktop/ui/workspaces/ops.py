@@ -49,7 +49,9 @@ def open_service(library: Library, progress: ProgressCallback, cancel: CancelTok
     from spar_desktop.core.workspaces.manager import Workspaces
 
     importlib.import_module("spar_desktop.core.chat.session")
-    return WorkspaceService(Workspaces(library))
+    manager = Workspaces(library)
+    manager.remove_orphaned_states()  # once, as the app opens its workspaces (not per construction)
+    return WorkspaceService(manager)
 
 
 def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> bool:
@@ -164,7 +166,7 @@ def mark_opened(service: WorkspaceService, log_id: int, file_id: int, progress: 
                 cancel: CancelToken) -> None:
     from spar_desktop.core.workspaces.search import mark_opened as mark_hit_opened
 
-    mark_hit_opened(service.manager, log_id, file_id)
+    mark_hit_opened(service.library, log_id, file_id)
 
 
 # ---------------------------------------------------------------------------- learning (ERM)

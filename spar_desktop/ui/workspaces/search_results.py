@@ -91,16 +91,17 @@ def highlighted_snippet(text: str, spans, limit: int = SNIPPET_CHARS) -> str:
 
 
 def hit_explanation(hit):
-    """The hit's Explanation (core/retrieval/explain.py), its matched words taken from its spans."""
-    from spar_desktop.core.retrieval.explain import Explanation
+    """The hit's ScoreExplanation (core/retrieval/explain.py), its matched words taken from its spans."""
+    from spar_desktop.core.retrieval.explain import ScoreExplanation
 
     text = getattr(hit, "text", "")
     words: dict[str, str] = {}
     for a, b in getattr(hit, "matched", ()) or ():
         words.setdefault(text[a:b].lower(), text[a:b])
-    return Explanation(float(hit.score), getattr(hit, "keyword_part", None), getattr(hit, "meaning_part", None),
-                       getattr(hit, "alpha", None), getattr(hit, "keyword_unit", "parent"), tuple(words.values()),
-                       bool(getattr(hit, "evolved", False)), int(hit.rank), getattr(hit, "rank_without_evolution", None))
+    return ScoreExplanation(float(hit.score), getattr(hit, "keyword_part", None), getattr(hit, "meaning_part", None),
+                            getattr(hit, "alpha", None), getattr(hit, "keyword_unit", "parent"), tuple(words.values()),
+                            bool(getattr(hit, "evolved", False)), int(hit.rank),
+                            getattr(hit, "rank_without_evolution", None))
 
 
 def why_html(hit) -> str:

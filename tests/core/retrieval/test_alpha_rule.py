@@ -13,7 +13,7 @@ from spar_desktop.core.documents.types import Chunk
 from spar_desktop.core.embedding.cache import CachedDocument
 from spar_desktop.core.retrieval import fusion as fz
 from spar_desktop.core.retrieval import searcher_state
-from spar_desktop.core.retrieval.explain import explain
+from spar_desktop.core.retrieval.explain import explain_score
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 
 TOPICS = ["gearbox oil", "blade erosion", "grid voltage", "yaw motor", "tower crack", "pitch bearing",
@@ -70,7 +70,7 @@ def test_flat_keyword_ranking_gets_more_dense_weight_than_a_sharp_one(documents,
         for h in res.hits:
             assert h.alpha == res.alpha
             assert h.keyword_part + h.meaning_part == pytest.approx(h.score)
-        assert f"weight {res.alpha:.2f})" in explain(res.hits[0], q).lines()[0]
+        assert f"weight {res.alpha:.2f})" in explain_score(res.hits[0], q).lines()[0]
 
 
 def test_explicit_learned_and_fixed_weights_are_kept(documents, encoder):

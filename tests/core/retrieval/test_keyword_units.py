@@ -7,7 +7,7 @@ from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, 
 from spar_desktop.core.embedding.cache import EmbeddingCache
 from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
 from spar_desktop.core.retrieval import searcher_state
-from spar_desktop.core.retrieval.explain import explain, matched_spans, matched_words
+from spar_desktop.core.retrieval.explain import explain_score, matched_spans, matched_words
 from spar_desktop.core.retrieval.keyword_units import UnitMap
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 
@@ -101,7 +101,7 @@ def test_hits_explain_their_fused_score(documents, encoder):
         assert h.keyword_part is not None and h.meaning_part is not None and h.alpha == res.alpha
         assert h.keyword_part + h.meaning_part == pytest.approx(h.score)
         assert not h.evolved and h.rank_without_evolution is None
-    e = explain(res.hits[0], "heat pumps in cold winters")
+    e = explain_score(res.hits[0], "heat pumps in cold winters")
     assert e.keyword_part == res.hits[0].keyword_part
     assert any(line.startswith("score ") and "keywords" in line and "meaning" in line for line in e.lines())
     # BM25- and dense-only lists have no fusion parts
@@ -120,9 +120,9 @@ def test_an_evolved_key_reports_how_far_it_moved(documents, encoder):
     hit = next(h for h in after.hits if h.key == last.key)
     assert hit.evolved and hit.rank < last.rank
     assert hit.rank_without_evolution == last.rank
-    moved = explain(hit, q).moved_by_evolution()
+    moved = explain_score(hit, q).moved_by_evolution()
     assert moved == last.rank - hit.rank > 0
-    assert any("moved it up" in line for line in explain(hit, q).lines())
+    assert any("moved it up" in line for line in explain_score(hit, q).lines())
 
 
 def test_matched_words_follow_the_bm25_tokenizer():

@@ -5,6 +5,7 @@ from spar_desktop.core.config import load_settings
 from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
 from spar_desktop.core.embedding.cache import EmbeddingCache
 from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
+from spar_desktop.core.retrieval.collection_sync import sync_collection
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, make_chroma_client
 
@@ -108,8 +109,10 @@ def test_empty_and_odd_queries(searcher, documents):
 def test_chroma_backend_gives_the_same_results(tmp_path, documents, encoder, searcher):
     client = make_chroma_client(load_settings(tmp_path))
     collection = ChromaCollection(client, "workspace test 1", encoder.model_id)
-    chroma = HybridSearcher(documents, encoder, collection=collection, file_ids={"solar": 11})
-    assert collection.count() == len(searcher)
+    in_memory = HybridSearcher(documents, encoder, file_ids={"solar": 11})
+    assert collection.count() == 0  # building a searcher writes nothing to a store
+    chroma, rewritten = sync_collection(in_memory, collection)
+    assert collection.count() == len(searcher) and rewritten == 0
     for q in ("solar energy at night", "football striker debut", "bread baking temperature", "taxes"):
         for method in ("dense", "hybrid"):
             a = searcher.search(q, k=8, method=method)

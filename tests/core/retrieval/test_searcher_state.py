@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from spar_desktop.core.retrieval import searcher_state
+from spar_desktop.core.retrieval.collection_sync import sync_collection
 from spar_desktop.core.retrieval.searcher import HybridSearcher, KeyOverride
 from spar_desktop.core.retrieval.searcher_state import StateError
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, make_chroma_client
@@ -53,7 +54,7 @@ def test_round_trip_on_chroma_and_bm25_only(tmp_path, documents, encoder):  # no
 
     client = make_chroma_client(load_settings(tmp_path / "data"))
     col = ChromaCollection(client, "ws-state", encoder.model_id)
-    original = HybridSearcher(documents, encoder, collection=col)
+    original, _ = sync_collection(HybridSearcher(documents, encoder), col)
     searcher_state.save(original, tmp_path / "c")
     loaded = searcher_state.load(tmp_path / "c", encoder,
                                  collection=ChromaCollection(client, "ws-state", encoder.model_id, create=False))

@@ -19,7 +19,7 @@ from spar_desktop.core.memory.config import ERMConfig
 from spar_desktop.core.memory.feedback import record_feedback, reset_memory
 from spar_desktop.core.workspaces import builder
 from spar_desktop.core.workspaces.engine import Engine
-from spar_desktop.core.workspaces.errors import ModelChangedError
+from spar_desktop.core.workspaces.errors import ModelChangedError, NeedsBuild
 from spar_desktop.core.workspaces.manager import Workspaces
 from spar_desktop.core.workspaces.searchers import POINTER
 from tests.core.workspaces.test_lifecycle import make_share
@@ -129,6 +129,22 @@ def test_stale_damaged_or_missing_states_rebuild_with_a_note(data, monkeypatch):
     mgr = new_process()
     (tmp / "data" / "workspaces" / mgr.get("ops").collection / "searcher" / POINTER).unlink()
     assert any("no saved search index" in n for n in mgr.search("ops", QUERIES[0]).notes)
+
+
+def test_a_search_that_may_not_build_says_the_workspace_needs_one(data, monkeypatch):
+    new_process, tmp = data
+    mgr = new_process()
+    mgr.create("ops", tags=["Operations"])
+    mgr.build("ops")
+    built_at = mgr.get("ops").built_at
+    (tmp / "data" / "workspaces" / mgr.get("ops").collection / "searcher" / POINTER).unlink()
+    no_builds(monkeypatch)
+    fresh = new_process()
+    with pytest.raises(NeedsBuild) as caught:
+        fresh.search("ops", QUERIES[0], build_if_needed=False)
+    assert "spar ws build \"ops\"" in str(caught.value) and "no saved search index" in str(caught.value)
+    assert caught.value.why and not caught.value.store_failed
+    assert fresh.get("ops").built_at == built_at  # nothing was built
 
 
 def test_a_save_killed_midway_leaves_the_old_state_live(data, monkeypatch):
