@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from spar_desktop.core.workspaces.dates import content_date_note
 from spar_desktop.core.workspaces.request import ParsedRequest, parse_request
-from spar_desktop.core.workspaces.request_model import Generate, ModelReading, ask_model, inflects
+from spar_desktop.core.workspaces.request_model import Generate, ModelReading, ModelUnavailable, ask_model, inflects
 from spar_desktop.core.workspaces.request_sources import dates_value
 
 DEFAULT_TIMEOUT_S = 3.0
@@ -32,13 +32,20 @@ NOTHING_FOUND = "no keywords, dates or file types found in the request (only com
 
 
 def request_generator(settings: Any) -> Optional[Generate]:
-    """The settings' Ollama as a JSON ``generate`` bounded by ``request_llm_timeout_s``, or None
-    (turned off, or no server answers: the rules alone read requests)."""
+    """The settings' Ollama as a JSON ``generate``, or None when turned off. The server is looked
+    for inside the call, so ``understand_request``'s timeout bounds the look too; no server:
+    ModelUnavailable, and the rules alone read the request, with nothing said."""
     if settings is None or not getattr(settings, "request_llm", False):
         return None
-    from spar_desktop.core.llm.connection import ollama_generator  # deferred: loads ollama/httpx
 
-    generate, _why_not = ollama_generator(settings, json_format=True, timeout=settings.request_llm_timeout_s)
+    def generate(prompt: str) -> str:
+        from spar_desktop.core.llm.connection import ollama_generator  # deferred: loads ollama/httpx
+
+        model, why_not = ollama_generator(settings, json_format=True, timeout=settings.request_llm_timeout_s)
+        if model is None:
+            raise ModelUnavailable(why_not)
+        return model(prompt)
+
     return generate
 
 
@@ -51,6 +58,8 @@ def understand_request(text: str, generate: Optional[Generate], today: Optional[
     started = time.perf_counter()
     reading = ask_model(" ".join(text.split()), generate, today, timeout_s)
     took = time.perf_counter() - started
+    if reading.unavailable:
+        return rules
     if reading.failure:
         return replace(rules, notes=rules.notes + (f"the model's reading was not used: {reading.failure}; "
                                                    "the rules alone read the request",),

@@ -41,7 +41,12 @@ MAX_REPLY_CHARS = 20_000
 MAX_ITEM_CHARS = 100
 MAX_ITEMS = 12
 LIST_FIELDS = ("keywords", "identifiers", "types", "people", "folders")
+UNAVAILABLE = "unavailable"
 _TOKEN_RE = re.compile(r"[^\W_]+")
+
+
+class ModelUnavailable(Exception):
+    """Raised by a ``generate`` that found no model to ask (no server): the rules alone, silently."""
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,7 @@ class ModelReading:
     folders: tuple[str, ...] = ()
     refused: tuple[str, ...] = ()  # items left out, each with why
     failure: Optional[str] = None  # set: nothing of the reading is used, and why
+    unavailable: bool = False  # no model to ask: nothing to say, the rules read the request as ever
 
     @property
     def is_empty(self) -> bool:
@@ -67,6 +73,8 @@ def request_prompt(text: str, today: date) -> str:
 def ask_model(text: str, generate: Generate, today: date, timeout_s: float) -> ModelReading:
     """The model's validated reading of ``text``; never raises (a failure is in ``failure``)."""
     reply, error = _call_with_timeout(generate, request_prompt(text, today), timeout_s)
+    if error == UNAVAILABLE:
+        return ModelReading(unavailable=True)
     if error is not None:
         return ModelReading(failure=error)
     return validate_reply(reply or "", text, today)
@@ -87,6 +95,8 @@ def _call_with_timeout(generate: Generate, prompt: str, timeout_s: float) -> tup
     t.join(timeout_s)
     if t.is_alive():
         return None, f"no answer within {timeout_s:g} s"
+    if isinstance(box.get("error"), ModelUnavailable):
+        return None, UNAVAILABLE
     if "error" in box:
         return None, f"the model failed ({' '.join(str(box['error']).split())[:200]})"
     return (box["reply"] if isinstance(box["reply"], str) else str(box["reply"])), None

@@ -193,4 +193,5 @@ def test_without_a_model_the_rules_read_the_request_exactly_as_before(tmp_path):
     assert "sources" not in parse_request(BOARD, TODAY).to_json() and "sources" not in WorkspaceFilter().to_json()
     off = load_settings(tmp_path, request_llm=False)
     assert request_generator(off) is None
-    assert request_generator(replace(off, request_llm=True, ollama_host=f"http://127.0.0.1:{free_port()}")) is None
+    nobody = request_generator(replace(off, request_llm=True, ollama_host=f"http://127.0.0.1:{free_port()}"))
+    assert understand_request(BOARD, nobody, TODAY) == parse_request(BOARD, TODAY)  # no server: nothing said
