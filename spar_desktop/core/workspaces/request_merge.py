@@ -112,8 +112,9 @@ def merge(rules: ParsedRequest, reading: ModelReading, today: date) -> ParsedReq
     authors = _merge_kind("author", rules.authors, reading.authors, sources, notes)
     folders = _merge_kind("folder", rules.folders, reading.folders, sources, notes)
     keywords = _merge_keywords(rules.keywords, reading.keywords, authors + folders, today, sources)
-    return replace(rules, keywords=keywords, since=since, until=until, formats=formats, authors=authors,
-                   folders=folders, notes=tuple(notes), problems=tuple(problems), sources=tuple(sources))
+    merged = replace(rules, keywords=keywords, since=since, until=until, formats=formats, authors=authors,
+                     folders=folders, notes=tuple(notes), problems=tuple(problems), sources=tuple(sources))
+    return merged if not merged.is_empty else replace(merged, problems=rules.problems)
 
 
 def _merge_keywords(ours: tuple[str, ...], theirs: tuple[str, ...], names: tuple[str, ...], today: date,

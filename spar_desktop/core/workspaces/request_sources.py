@@ -21,6 +21,13 @@ def dates_value(since: Optional[date], until: Optional[date]) -> str:
     return f"{since or ''}..{until or ''}"
 
 
+def sources_from_json(value: Any) -> tuple[tuple[str, str, str], ...]:
+    """Saved sources, keeping only well-formed triples (a .sparws may carry anything)."""
+    if not isinstance(value, (list, tuple)):
+        return ()
+    return tuple((str(s[0]), str(s[1]), str(s[2])) for s in value if isinstance(s, (list, tuple)) and len(s) == 3)
+
+
 def source_of(sources: Sources, kind: str, value: str) -> Optional[str]:
     value = value.lower()
     return next((s for k, v, s in sources if k == kind and v.lower() == value), None)

@@ -31,7 +31,7 @@ from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
 from spar_desktop.core.workspaces.request import ParsedRequest
-from spar_desktop.core.workspaces.request_sources import dates_value, source_suffix, sources_suffix
+from spar_desktop.core.workspaces.request_sources import dates_value, source_suffix, sources_from_json, sources_suffix
 from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
 
 
@@ -134,7 +134,7 @@ class WorkspaceFilter:
             ranked=bool(d.get("ranked", False)), budget=max(0, int(d.get("budget", 0) or 0)),
             include_unconfirmed=bool(d.get("include_unconfirmed", False)),
             request_vector=str(d.get("request_vector") or ""), vector_model=str(d.get("vector_model") or ""),
-            sources=tuple(tuple(str(x) for x in s)[:3] for s in d.get("sources", ()) if len(s) == 3),
+            sources=sources_from_json(d.get("sources")),
         )
         if "all_files" not in d and not flt.scoped:
             # Saved by a release where an unscoped filter meant the whole index: an upgrade must
@@ -430,12 +430,12 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
                                     count_files(s, base)))
         if flt.formats:
             base = replace(base, formats=flt.formats)
-            steps.append(FunnelStep(f"file type {', '.join(flt.formats)}{sources_suffix(flt.sources, 'type', flt.formats)}",
-                                    count_files(s, base)))
+            shown = f"{', '.join(flt.formats)}{sources_suffix(flt.sources, 'type', flt.formats)}"
+            steps.append(FunnelStep(f"file type {shown}", count_files(s, base)))
         if flt.authors:
             base = replace(base, authors=flt.authors)
-            steps.append(FunnelStep(f"author {' or '.join(flt.authors)}{sources_suffix(flt.sources, 'author', flt.authors)}",
-                                    count_files(s, base)))
+            shown = f"{' or '.join(flt.authors)}{sources_suffix(flt.sources, 'author', flt.authors)}"
+            steps.append(FunnelStep(f"author {shown}", count_files(s, base)))
     if sel.ranking is not None:
         steps.append(FunnelStep(sel.ranking.label(), len(sel.ranking.admitted)))
     if flt.pinned:

@@ -111,6 +111,9 @@ def test_the_user_drops_the_models_constraint(indexed, server):
     # Saved and read back, the sources and the drop stay.
     again = WorkspaceFilter.from_json(json.loads(json.dumps(dropped.to_json())))
     assert again.sources == dropped.sources and again.notes == dropped.notes
+    odd = {"sources": [1, "ab", {"k": 1}, ["keyword", "x", "model"]], "all_files": True}  # e.g. a crafted .sparws
+    assert WorkspaceFilter.from_json(odd).sources == (("keyword", "x", "model"),)
+    assert WorkspaceFilter.from_json({"sources": 5, "all_files": True}).sources == ()
     no_keyword = drop_constraint(flt, "keyword:Board Decide")
     assert not no_keyword.groups and no_keyword.since == date(2019, 5, 1)
     with pytest.raises(ValueError, match="has no constraint 'type:pdf'.*dates:2019-05-01..2019-05-31"):
@@ -182,6 +185,9 @@ def test_the_rules_hard_constraints_win_and_the_models_fill_gaps():
     assert any("the model read the dates as 2019-06-01 to 2019-12-31; the rules' 2019-01-01 to 2019-12-31 stand" in n
                for n in parsed.notes)
     assert any("the model also read type docx" in n for n in parsed.notes)
+    # A request of common words stays refused when the model finds nothing either.
+    empty = understand_request("please find the documents", lambda p: "{}", TODAY)
+    assert empty.is_empty and empty.problems == parse_request("please find the documents", TODAY).problems != ()
     # Where the rules found no type, the model's is used.
     slides = understand_request("wet mount slide images of the turbine", lambda p: json.dumps({"types": ["pptx"]}), TODAY)
     assert "pptx" in slides.formats and ("type", "pptx", "model") in slides.sources
