@@ -15,6 +15,7 @@ from dataclasses import replace
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
 from spar_desktop.commands.ws_print import print_build_report, print_hits
+from spar_desktop.commands.ws_request import add_request_options, apply_drops, read_request
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +45,7 @@ def _add_create(wsub) -> None:
     c.add_argument("--all-files", action="store_true",
                    help="use the whole index on purpose (e.g. when the request's words match no tag); "
                         "other filters still apply")
+    add_request_options(c)
     c.add_argument("--build", action="store_true", help="build right away")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
@@ -176,7 +178,8 @@ def run_create(args) -> int:
         if args.prompt.strip():
             _sync_tag_index(mgr)
         flt = mgr.filter_for(args.prompt, tags=args.tag, since=args.since, until=args.until, types=args.type,
-                             match=args.match)
+                             match=args.match, reading=read_request(mgr, args))
+        flt = apply_drops(flt, args)
     if args.match == "all":
         flt = replace(flt, tolerance=0)
     flt = _with_ranking_options(flt, args)

@@ -80,6 +80,10 @@ class Settings:
     extract_max_seconds: int = 120  # wall time of one file's extraction
     archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
     auto_tagging: bool = True  # the app suggests tags in the background after a scan finds new files
+    # Workspace requests (issue 32): Ollama reads the request too, beside the rules, when it answers
+    # within the timeout (seconds); off, or no answer in time: the rules alone, as before.
+    request_llm: bool = True
+    request_llm_timeout_s: float = 3.0
 
     def __post_init__(self) -> None:
         # The one place a host is normalised: settings.json, OLLAMA_HOST, the dialog and replace()

@@ -35,7 +35,7 @@ from spar_desktop.core.workspaces.lookup import (  # noqa: F401 - WorkspaceInfo,
 from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
 )
-from spar_desktop.core.workspaces.request import parse_request
+from spar_desktop.core.workspaces.request import ParsedRequest, parse_request
 from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults, open_searcher, search_workspace
 from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.selection import (
@@ -160,24 +160,26 @@ class Workspaces:
 
     def filter_for(self, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                    until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-                   match: str = "ranked") -> WorkspaceFilter:
+                   match: str = "ranked", reading: Optional[ParsedRequest] = None) -> WorkspaceFilter:
         """Request → filter, then explicit options on top (they win over what the request said).
+        ``reading``: the request already read (request_merge.understand_request, with a model).
 
         ``match``: 'ranked' (score and admit the best up to a budget), 'most' (all-or-nothing; a
         file may lack a group when none has them all) or 'all' (every group)."""
         if match not in ("ranked", "most", "all"):
             raise WorkspaceError(f"unknown match mode '{match}': ranked, most or all")
         with self.locks.tags:  # the tag index is synced and queried as one step
-            return self._filter_for(request, tags, since, until, types, today, match)
+            return self._filter_for(request, tags, since, until, types, today, match, reading)
 
     def _filter_for(self, request: str, tags: Sequence[str], since: Optional[date], until: Optional[date],
-                    types: Sequence[str], today: Optional[date], match: str) -> WorkspaceFilter:
+                    types: Sequence[str], today: Optional[date], match: str,
+                    reading: Optional[ParsedRequest] = None) -> WorkspaceFilter:
         if request.strip():
-            parsed = parse_request(request, today)
+            parsed = reading if reading is not None else parse_request(request, today)
             flt = build_filter(self.library, parsed, self.tag_index, relax=match == "most", ranked=match == "ranked") \
                 if parsed.keywords or parsed.folders else \
                 WorkspaceFilter(since=parsed.since, until=parsed.until, formats=parsed.formats, authors=parsed.authors,
-                                request=request, notes=parsed.notes, problems=parsed.problems)
+                                request=request, notes=parsed.notes, problems=parsed.problems, sources=parsed.sources)
             if flt.ranked and parsed.keywords:
                 flt = self.with_request_vector(flt)
         elif not (tags or since or until or types):

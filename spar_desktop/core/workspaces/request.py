@@ -30,6 +30,7 @@ FILE_TYPE_WORDS: dict[str, tuple[str, ...]] = {
     r"json(?: files?)?": ("json", "jsonl"),
     r"images?|photos?|pictures?": ("image",),
 }
+KNOWN_FORMATS = frozenset(f for fmts in FILE_TYPE_WORDS.values() for f in fmts)
 _TYPE_ALTERNATIVES = "|".join(f"(?P<t{i}>{p})" for i, p in enumerate(FILE_TYPE_WORDS))
 # Words that name a format and nothing else: a type wherever they stand ('budget PDFs').
 # The others are also ordinary nouns ('body image', 'wet mount slide', 'musical messages'): a
@@ -93,6 +94,9 @@ class ParsedRequest:
     date_findings: tuple[DateFinding, ...] = ()
     notes: tuple[str, ...] = ()  # assumptions the user should see
     problems: tuple[str, ...] = ()  # things we could not use, contradictions
+    # Where each constraint came from when a language model read the request too (request_merge):
+    # (kind, value, 'rules' | 'model' | 'rules+model'); empty when the rules alone read it.
+    sources: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -105,7 +109,7 @@ class ParsedRequest:
             "until": self.until.isoformat() if self.until else None,
             "formats": list(self.formats), "authors": list(self.authors), "folders": list(self.folders),
             "notes": list(self.notes), "problems": list(self.problems),
-        }
+        } | ({"sources": [list(x) for x in self.sources]} if self.sources else {})
 
 
 _WORD_RE = re.compile(r"[\w][\w'./+-]*")

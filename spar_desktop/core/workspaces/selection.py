@@ -31,6 +31,7 @@ from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
 from spar_desktop.core.workspaces.request import ParsedRequest
+from spar_desktop.core.workspaces.request_sources import dates_value, source_suffix, sources_from_json, sources_suffix
 from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
 
 
@@ -89,6 +90,9 @@ class WorkspaceFilter:
     # so every explain and build ranks the same way, with or without an encoder at hand.
     request_vector: str = ""
     vector_model: str = ""
+    # (kind, value, 'rules' | 'model' | 'rules+model') when a language model read the request too
+    # (request_sources.py); empty otherwise, and then left out of the JSON.
+    sources: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def scoped(self) -> bool:
@@ -107,6 +111,8 @@ class WorkspaceFilter:
         d = asdict(self)
         d["since"] = self.since.isoformat() if self.since else None
         d["until"] = self.until.isoformat() if self.until else None
+        if not self.sources:
+            del d["sources"]
         return d
 
     @classmethod
@@ -128,6 +134,7 @@ class WorkspaceFilter:
             ranked=bool(d.get("ranked", False)), budget=max(0, int(d.get("budget", 0) or 0)),
             include_unconfirmed=bool(d.get("include_unconfirmed", False)),
             request_vector=str(d.get("request_vector") or ""), vector_model=str(d.get("vector_model") or ""),
+            sources=sources_from_json(d.get("sources")),
         )
         if "all_files" not in d and not flt.scoped:
             # Saved by a release where an unscoped filter meant the whole index: an upgrade must
@@ -215,7 +222,8 @@ class Explanation:
         out = [f"Request: {f.request}"] if f.request else []
         for g in f.groups:
             marked = g.required and (f.effective_tolerance or f.ranks)
-            out.append(f"  '{g.label}'{' (required)' if marked else ''} → {describe_tags(g.tags, expand)}")
+            out.append(f"  '{g.label}'{' (required)' if marked else ''}{_group_source(f, g.label)} → "
+                       f"{describe_tags(g.tags, expand)}")
             if g.pruned:
                 out.append(f"      (also matched, covered by an ancestor: {describe_names(g.pruned, expand)})")
         for g in f.dropped:
@@ -224,16 +232,17 @@ class Explanation:
             n = len(f.optional_groups)
             out.append(f"  a file may lack {f.effective_tolerance} of the {n} groups not marked required")
         for kw in f.unmatched:
-            out.append(f"  '{kw}' → no tag matched; not used to filter (search still uses it)")
+            out.append(f"  '{kw}'{source_suffix(f.sources, 'keyword', kw)} → no tag matched; not used to filter "
+                       "(search still uses it)")
         if f.all_files:
             out.append("  the whole index, chosen on purpose" + (" (other constraints still apply)" if f.groups or f.since
                                                                   or f.until or f.formats or f.authors else ""))
         if f.since or f.until:
-            out.append(f"  dates: {f.since or '…'} to {f.until or '…'}")
+            out.append(f"  dates: {f.since or '…'} to {f.until or '…'}{_dates_source(f)}")
         if f.formats:
-            out.append(f"  file types: {', '.join(f.formats)}")
+            out.append(f"  file types: {', '.join(f.formats)}{sources_suffix(f.sources, 'type', f.formats)}")
         if f.authors:
-            out.append(f"  author: {' or '.join(f.authors)}")
+            out.append(f"  author: {' or '.join(f.authors)}{sources_suffix(f.sources, 'author', f.authors)}")
         if f.ranks:
             budget = self.ranking.budget if self.ranking else f.budget
             out.append(f"  ranked: files with the best tag matches{' and summaries' if f.request_vector else ''}, "
@@ -268,6 +277,16 @@ class Explanation:
 
 
 NOTHING_CHOSEN = "nothing chosen: no tag group or constraint"
+
+
+def _group_source(f: WorkspaceFilter, label: str) -> str:
+    if label.startswith("folder "):
+        return source_suffix(f.sources, "folder", label[7:])
+    return source_suffix(f.sources, "keyword", label)
+
+
+def _dates_source(f: WorkspaceFilter) -> str:
+    return source_suffix(f.sources, "dates", dates_value(f.since, f.until))
 
 
 def unscoped_message(flt: WorkspaceFilter) -> str:
@@ -346,7 +365,7 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
             else:
                 problems.append(f"no folder named '{folder}' in the index; that constraint was not applied")
     flt = WorkspaceFilter(tuple(groups), request.since, request.until, request.formats, request.authors,
-                          tuple(unmatched), request.text, request.notes, tuple(problems))
+                          tuple(unmatched), request.text, request.notes, tuple(problems), sources=request.sources)
     if ranked:
         with library.session() as s:
             return replace(flt, ranked=True, budget=ranking.default_budget(count_files(s, FileFilter())))
@@ -394,25 +413,29 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
         if flt.ranked:
             required = [g for g in flt.groups if g.required and g.tags]
             for i, g in enumerate(required, start=1):
-                steps.append(FunnelStep(f"tag group '{g.label}' (required)",
+                steps.append(FunnelStep(f"tag group '{g.label}' (required){_group_source(flt, g.label)}",
                                         count_files(s, flt.hard_filter(i, constraints=False))))
             base = flt.hard_filter(constraints=False)
         else:
             for i, g in enumerate(flt.groups, start=1):
-                steps.append(FunnelStep(f"tag group '{g.label}'", count_files(s, flt.file_filter(i, constraints=False))))
+                steps.append(FunnelStep(f"tag group '{g.label}'{_group_source(flt, g.label)}",
+                                        count_files(s, flt.file_filter(i, constraints=False))))
             base = flt.file_filter(constraints=False)
             if flt.effective_tolerance:
                 steps.append(FunnelStep(f"or lacking at most {flt.effective_tolerance} of the "
                                         f"{len(flt.optional_groups)} groups not marked required", count_files(s, base)))
         if flt.since or flt.until:
             base = replace(base, since=flt.since, until=flt.until)
-            steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}", count_files(s, base)))
+            steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}{_dates_source(flt)}",
+                                    count_files(s, base)))
         if flt.formats:
             base = replace(base, formats=flt.formats)
-            steps.append(FunnelStep(f"file type {', '.join(flt.formats)}", count_files(s, base)))
+            shown = f"{', '.join(flt.formats)}{sources_suffix(flt.sources, 'type', flt.formats)}"
+            steps.append(FunnelStep(f"file type {shown}", count_files(s, base)))
         if flt.authors:
             base = replace(base, authors=flt.authors)
-            steps.append(FunnelStep(f"author {' or '.join(flt.authors)}", count_files(s, base)))
+            shown = f"{' or '.join(flt.authors)}{sources_suffix(flt.sources, 'author', flt.authors)}"
+            steps.append(FunnelStep(f"author {shown}", count_files(s, base)))
     if sel.ranking is not None:
         steps.append(FunnelStep(sel.ranking.label(), len(sel.ranking.admitted)))
     if flt.pinned:

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import (
 
 from spar_desktop.core.changes import Changes
 from spar_desktop.ui.base.tasks import TaskError
-from spar_desktop.ui.workspaces import ops
+from spar_desktop.ui.workspaces import ops, request_sources
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
 
@@ -203,6 +203,7 @@ class WorkspaceDialog(QDialog):
         self.notes_label.setWordWrap(True)
         self.notes_label.setTextFormat(Qt.TextFormat.RichText)
         right.addWidget(self.notes_label)
+        self.sources_view = request_sources.install(self, right)  # where each constraint came from
         right.addStretch(1)
         body.addLayout(right, 2)
         layout.addLayout(body, 1)
@@ -263,7 +264,8 @@ class WorkspaceDialog(QDialog):
         self._set_busy("Matching keywords to tags… (the first preview loads the embedding model)")
         self._previewing = request
         self._update_buttons()
-        self.runner.run(partial(ops.preview, self.controller.service, request), title="Previewing the workspace",
+        self.runner.run(partial(request_sources.preview_reading, self.controller.service, request),
+                        title="Previewing the workspace",
                         key="ws-preview", on_success=self._while_open(self._show_explanation),
                         on_failure=self._while_open(self._preview_failed))
 
@@ -515,6 +517,7 @@ class WorkspaceDialog(QDialog):
         self.notes_label.setToolTip("\n".join(explanation.suggested_only[:50]))
         self.notes_label.setText("<br>".join(lines))
         self.notes_label.setVisible(bool(lines))
+        self.sources_view.show_filter(flt)
         self._update_buttons()
         self.explained.emit(explanation)
 
