@@ -77,6 +77,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--method", choices=["hybrid", "bm25", "dense"], default="hybrid")
     s.add_argument("--update", action="store_true",
                    help="bring the workspace up to date with the index first (only what changed is read)")
+    s.add_argument("--no-rerank", action="store_true",
+                   help="keep the fused order (by default Ollama reranks the top results when the search is unsure)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_search)
 
@@ -317,8 +319,13 @@ def run_search(args) -> int:
             progress.finish()
         fresh = mgr.freshness(args.name)
     res = mgr.search(args.name, args.query, k=args.k, method=args.method)
+    if args.method == "hybrid" and not args.no_rerank:  # conditional reranking (core/workspaces/reranking.py)
+        from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
+
+        res = rerank_with_settings(res, mgr.library.settings)
     if args.json:
         print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
+                          "rerank": res.rerank.to_json() if res.rerank else None,
                           "stale": fresh.stale, "freshness": fresh.to_json(),
                           "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
         return 0
@@ -342,6 +349,8 @@ def run_search(args) -> int:
             more = f" (+{len(h.also_at) - 3} more)" if len(h.also_at) > 3 else ""
             print(printable(f"     also at: {'; '.join(h.also_at[:3])}{more}"))
     print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
+    if res.rerank is not None and rerank_note(res.rerank):
+        print(printable(rerank_note(res.rerank)), file=sys.stderr)
     return 0
 
 

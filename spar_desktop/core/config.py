@@ -80,6 +80,9 @@ class Settings:
     extract_max_seconds: int = 120  # wall time of one file's extraction
     archive_max_inflated_mb: int = 512  # what one archive member or attachment may inflate to
     auto_tagging: bool = True  # the app suggests tags in the background after a scan finds new files
+    # Search and chat let Ollama rerank the top results when retrieval is unsure (top fused score
+    # below the calibrated tau; core/retrieval/conditional_rerank.py). Off: the fused order, always.
+    rerank_results: bool = True
 
     def __post_init__(self) -> None:
         # The one place a host is normalised: settings.json, OLLAMA_HOST, the dialog and replace()
