@@ -8,8 +8,10 @@ Only hybrid results are considered: tau is a threshold on the fused score.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import replace
-from typing import Optional
+from typing import Any, Optional, Sequence
+from urllib.parse import urlparse
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.retrieval.conditional_rerank import (
@@ -20,6 +22,19 @@ from spar_desktop.core.workspaces.search import WorkspaceResults
 # A reranking that takes longer is abandoned (the fused order stays, with the reason): the CLI and
 # chat wait for it; the app shows the fused order first and swaps in the reranked one when it comes.
 RERANK_TIMEOUT_S = 30.0
+PROBE_TIMEOUT_S = 0.25  # is anything listening at the Ollama host? (a refused connection: at once)
+
+
+def listening(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
+    """A bare TCP connect: without Ollama the search pays well under a millisecond, not the
+    client's ~150 ms of setting up and describing a refused request."""
+    u = urlparse(url)
+    try:
+        port = u.port or (443 if u.scheme == "https" else 80)
+        socket.create_connection((u.hostname or "127.0.0.1", port), timeout).close()
+        return True
+    except (OSError, ValueError):
+        return False
 
 
 def reranker_from_settings(settings: Settings, model: Optional[str] = None, host: Optional[str] = None,
@@ -32,7 +47,15 @@ def reranker_from_settings(settings: Settings, model: Optional[str] = None, host
     from spar_desktop.core.llm.helpers import LLMHelpers
 
     helpers = LLMHelpers(Ollama(host or settings.ollama_host, model or settings.ollama_model, request_timeout=timeout))
-    return Reranker(helpers.rerank, helpers.ollama.model)
+
+    def rerank(query: str, passages: Sequence[str]) -> Any:
+        if not listening(helpers.ollama.host):
+            from spar_desktop.core.llm.helpers import RerankResult
+
+            return RerankResult(tuple(range(len(passages))), True, f"Ollama is not running at {helpers.ollama.host}")
+        return helpers.rerank(query, passages)
+
+    return Reranker(rerank, helpers.ollama.model)
 
 
 def calibration_of(settings: Settings) -> Calibration:
