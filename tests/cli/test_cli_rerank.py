@@ -87,7 +87,8 @@ def test_a_hostile_reply_keeps_the_fused_order_with_the_reason(built, capsys, fa
 def test_no_server_means_no_rerank(built, capsys, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{free_port()}")
     res = search(capsys, built, UNSURE)
-    assert not res["rerank"]["reranked"] and "not running" in res["rerank"]["reason"]
+    assert not res["rerank"]["reranked"] and not res["rerank"]["called"] and res["rerank"]["latency_ms"] == 0
+    assert "llama3.2 cannot be reached" in res["rerank"]["reason"]
     assert all(h["reranked_by"] is None for h in res["hits"])
 
 

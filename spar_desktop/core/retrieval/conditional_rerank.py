@@ -40,6 +40,9 @@ class Reranker:
 
     fn: Callable[[str, Sequence[str]], Any]
     model: str
+    # A cheap check that the model can be asked at all (e.g. Ollama's port accepts connections):
+    # False means no model, so no rerank and no wait for a client's error.
+    available: Optional[Callable[[], bool]] = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ def conditional_rerank(query: str, hits: Sequence[H], reranker: Optional[Reranke
     head = min(depth, len(hits))
     if head < 2:
         return identity, RerankOutcome(False, "a single result: nothing to reorder", s_max, tau)
+    if reranker.available is not None and not reranker.available():
+        return identity, RerankOutcome(False, f"no reranking model: {reranker.model} cannot be reached", s_max, tau,
+                                       reranker.model)
     t0 = time.perf_counter()
     try:
         out = reranker.fn(query, [passage(h) for h in hits[:head]])

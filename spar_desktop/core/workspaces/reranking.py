@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import socket
 from dataclasses import replace
-from typing import Any, Optional, Sequence
+from functools import partial
+from typing import Optional
 from urllib.parse import urlparse
 
 from spar_desktop.core.config import Settings
@@ -47,15 +48,7 @@ def reranker_from_settings(settings: Settings, model: Optional[str] = None, host
     from spar_desktop.core.llm.helpers import LLMHelpers
 
     helpers = LLMHelpers(Ollama(host or settings.ollama_host, model or settings.ollama_model, request_timeout=timeout))
-
-    def rerank(query: str, passages: Sequence[str]) -> Any:
-        if not listening(helpers.ollama.host):
-            from spar_desktop.core.llm.helpers import RerankResult
-
-            return RerankResult(tuple(range(len(passages))), True, f"Ollama is not running at {helpers.ollama.host}")
-        return helpers.rerank(query, passages)
-
-    return Reranker(rerank, helpers.ollama.model)
+    return Reranker(helpers.rerank, helpers.ollama.model, partial(listening, helpers.ollama.host))
 
 
 def calibration_of(settings: Settings) -> Calibration:

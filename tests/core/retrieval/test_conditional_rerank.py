@@ -87,6 +87,9 @@ def test_no_model_means_no_rerank():
     order, out = conditional_rerank("q", HITS, dead, tau=0.95)
     assert order == (0, 1, 2) and not out.reranked and "ollama serve" in out.reason
     assert conditional_rerank("q", [], dead, tau=0.95)[1].reason == "no results"
+    probed = Reranker(dead.fn, "llama3.2", available=lambda: False)  # the port is closed: the client is never used
+    order, out = conditional_rerank("q", HITS, probed, tau=0.95)
+    assert order == (0, 1, 2) and not out.called and out.latency_ms == 0 and "cannot be reached" in out.reason
 
 
 def test_calibration_is_written_and_read_back(tmp_path):
