@@ -44,7 +44,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     from spar_desktop.commands.relations_cmd import add_eval_options  # session metrics (relations)
 
     add_eval_options(p)
-    add_learning_options(p)  # --erm-train, --alpha learned, --rerank conditional
+    add_learning_options(p)  # --erm-train, --alpha learned, --rerank conditional|ollama
+    from spar_desktop.commands.eval_rerank import add_rerank_options
+
+    add_rerank_options(p)  # --calibrate-rerank
     p.set_defaults(func=run)
 
 
@@ -60,6 +63,10 @@ def run(args: argparse.Namespace) -> int:
         return run_eval_sessions_from_eval(args)
     if isinstance(args.alpha, float) and not 0.0 <= args.alpha <= 1.0:
         raise CommandError("--alpha must be between 0 and 1")
+    if args.calibrate_rerank or args.rerank == "ollama":
+        from spar_desktop.commands.eval_rerank import run_rerank_cmd
+
+        return run_rerank_cmd(args)
     if isinstance(args.alpha, str) or args.erm_train or args.rerank == "conditional":
         from spar_desktop.commands.eval_learning import run_learning_cmd
 

@@ -35,8 +35,10 @@ def add_learning_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--erm-step", type=float, default=None, help="weight of each unit added to a key")
     g.add_argument("--erm-bm25-units", type=int, default=None,
                    help="top units whose text is appended to a BM25 key (0: only dense keys evolve)")
-    g.add_argument("--rerank", choices=("none", "conditional"), default="none",
-                   help="conditional: LLM listwise reranking of queries whose top fused score is below --tau")
+    g.add_argument("--rerank", choices=("none", "conditional", "ollama"), default="none",
+                   help="conditional: LLM listwise reranking of held-out queries whose top fused score is below "
+                   "--tau (or tau from --tau-beta on training queries); ollama: every query, as search and chat "
+                   "rerank them, tau from --tau or DATA_DIR/rerank.json (--calibrate-rerank) or the default")
     g.add_argument("--tau", type=float, default=None, help="reranking threshold on the top fused score")
     g.add_argument("--tau-beta", type=float, default=None, metavar="BETA",
                    help="calibrate tau on the training queries: lowest tau whose skipped queries have a 95%% "

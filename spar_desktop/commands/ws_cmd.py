@@ -16,6 +16,7 @@ from spar_desktop.commands.common import CommandError, StderrProgress, open_libr
 from spar_desktop.commands.terminal import printable
 from spar_desktop.commands.ws_print import print_build_report, print_hits
 from spar_desktop.commands.ws_request import add_request_options, apply_drops, read_request
+from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,6 +93,8 @@ def _add_build_search(wsub) -> None:
     s.add_argument("--method", choices=["hybrid", "bm25", "dense"], default="hybrid")
     s.add_argument("--update", action="store_true",
                    help="bring the workspace up to date with the index first (only what changed is read)")
+    s.add_argument("--no-rerank", action="store_true",
+                   help="keep the fused order (by default Ollama reranks the top results when the search is unsure)")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=run_search)
 
@@ -327,8 +330,11 @@ def run_search(args) -> int:
         target = mgr.open_search(args.name, with_freshness=True)
     fresh = target.freshness
     res = mgr.search_in(target, args.query, k=args.k, method=args.method)
+    if args.method == "hybrid" and not args.no_rerank:  # conditional reranking (core/workspaces/reranking.py)
+        res = rerank_with_settings(res, mgr.library.settings)
     if args.json:
         print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
+                          "rerank": res.rerank.to_json() if res.rerank else None,
                           "stale": fresh.stale, "freshness": fresh.to_json(),
                           "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
         return 0
@@ -339,6 +345,8 @@ def run_search(args) -> int:
     for note in res.notes:
         print(f"note: {printable(note)}", file=sys.stderr)
     print_hits(res)
+    if res.rerank is not None and rerank_note(res.rerank):
+        print(printable(rerank_note(res.rerank)), file=sys.stderr)
     return 0
 
 

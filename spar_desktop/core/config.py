@@ -84,6 +84,9 @@ class Settings:
     # within the timeout (seconds); off, or no answer in time: the rules alone, as before.
     request_llm: bool = True
     request_llm_timeout_s: float = 3.0
+    # Search and chat let Ollama rerank the top results when retrieval is unsure (top fused score
+    # below the calibrated tau; core/retrieval/conditional_rerank.py). Off: the fused order, always.
+    rerank_results: bool = True
 
     def __post_init__(self) -> None:
         # The one place a host is normalised: settings.json, OLLAMA_HOST, the dialog and replace()

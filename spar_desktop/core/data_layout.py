@@ -66,6 +66,11 @@ class DataLayout:
         """A learned fusion weight (``spar eval --save-alpha``); workspaces use it when present."""
         return self.root / "alpha.json"
 
+    @property
+    def rerank_calibration(self) -> Path:
+        """The reranking threshold tau (``spar eval --calibrate-rerank``); the shipped default without it."""
+        return self.root / "rerank.json"
+
     # -- per workspace -----------------------------------------------------------------------------
     @property
     def workspaces(self) -> Path:

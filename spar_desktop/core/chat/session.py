@@ -22,6 +22,7 @@ from spar_desktop.core.chat.prompt import (
 from spar_desktop.core.chat.threads import ThreadError, ThreadStore
 from spar_desktop.core.progress import CancelToken
 from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.reranking import rerank_with_settings
 
 DEFAULT_K = 8
 NOTHING_FOUND = "Nothing in workspace '{ws}' matches this question, so there is nothing to answer from."
@@ -160,7 +161,10 @@ class ChatSession:
         except asyncio.CancelledError:
             finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
             raise
-        retrieval_ms = results.latency_ms
+        if self.llm_available is not False:  # known down: no reranking attempt, no delay
+            results = await asyncio.to_thread(rerank_with_settings, results, self.manager.library.settings,
+                                              model, self.ollama.host)
+        retrieval_ms = results.latency_ms + (results.rerank.latency_ms if results.rerank else 0.0)
         passages = passages_from_hits(results.hits, self.passage_chars)
         if not passages:
             text = NOTHING_FOUND.format(ws=thread.workspace)

@@ -8,12 +8,16 @@ and ``.fell_back`` — LLMHelpers.rerank, the listwise JSON-permutation reranker
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
 Z95 = 1.96
 MIN_SKIPPED = 30
+
+
+def should_rerank(s_max: float, tau: float) -> bool:
+    """Eq. 28: the retriever is unsure when its top fused score is below tau."""
+    return s_max < tau
 
 
 def wilson_lower(k: int, n: int, z: float = Z95) -> float:
@@ -68,27 +72,23 @@ class ConditionalReranker:
         self.stats = RerankStats()
 
     def should_rerank(self, s_max: float) -> bool:
-        return s_max < self.tau  # eq. 28
+        return should_rerank(s_max, self.tau)
 
     def __call__(self, results: Any) -> Any:
         """SearchResults in, SearchResults out: the top ``depth`` chunks reordered by the
-        reranker when s_max < tau, files re-ranked by their best reranked chunk."""
+        reranker when s_max < tau, files re-ranked by their best reranked chunk. The decision
+        and its application are conditional_rerank's, the code search and chat run."""
+        from spar_desktop.core.retrieval.conditional_rerank import Reranker, conditional_rerank
+
         self.stats.queries += 1
-        if not results.hits or not self.should_rerank(results.hits[0].score):
+        order, outcome = conditional_rerank(results.query, results.hits, Reranker(self.rerank_fn, "reranker"),
+                                            self.tau, self.depth, lambda h: h.parent_text or h.text)
+        self.stats.seconds += outcome.latency_ms / 1000
+        self.stats.reranked += outcome.called
+        self.stats.fell_back += outcome.called and not outcome.reranked
+        if not outcome.reranked:
             return results
-        head, tail = list(results.hits[: self.depth]), list(results.hits[self.depth:])
-        t0 = time.perf_counter()
-        out = self.rerank_fn(results.query, [h.parent_text or h.text for h in head])
-        self.stats.seconds += time.perf_counter() - t0
-        self.stats.reranked += 1
-        if getattr(out, "fell_back", False):
-            self.stats.fell_back += 1
-            return results
-        order = list(out.order)
-        if sorted(order) != list(range(len(head))):
-            self.stats.fell_back += 1
-            return results
-        hits = [replace(h, rank=i) for i, h in enumerate([head[i] for i in order] + tail, 1)]
+        hits = [replace(results.hits[i], rank=n) for n, i in enumerate(order, 1)]
         first: dict[str, int] = {}
         for i, h in enumerate(hits):
             first.setdefault(h.doc_id, i)

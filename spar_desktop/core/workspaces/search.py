@@ -58,6 +58,8 @@ class WorkspaceHit:
     evolved: bool = False
     rank_without_evolution: Optional[int] = None
     file_changed: bool = False  # edited since the build: this text is the version the build read
+    reranked_by: Optional[str] = None  # the model that reordered the top results (workspaces/reranking.py)
+    rerank_ms: Optional[float] = None  # what that reordering cost
 
     def to_json(self) -> dict:
         d = dict(self.__dict__)
@@ -79,6 +81,7 @@ class WorkspaceResults:
     log_id: Optional[int] = None
     notes: tuple[str, ...] = ()
     chunking: Optional[str] = None  # how this workspace is cut and scored (short vs long documents)
+    rerank: Optional[Any] = None  # RerankOutcome when conditional reranking was considered (reranking.py)
 
 
 @dataclass(frozen=True)

@@ -111,6 +111,11 @@ class SettingsDialog(QDialog):
         self.ollama_model.setEditable(True)
         self.ollama_model.addItems(sorted({settings.ollama_model, "llama3.2", "llama3.1:8b", "qwen2.5:7b", "mistral"}))
         self.ollama_model.setCurrentText(settings.ollama_model)
+        self.rerank_results = QCheckBox("Let the model rerank the results of unsure searches")
+        self.rerank_results.setChecked(settings.rerank_results)
+        self.rerank_results.setToolTip("When the two retrievers disagree about the top result, the model reorders "
+                                       "the top 10 in the background; the results show first and are replaced "
+                                       "when it answers (costs the model's generation time).")
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device.setEditable(False)
@@ -119,6 +124,7 @@ class SettingsDialog(QDialog):
         form = QFormLayout(models)
         form.addRow("Ollama host", self.ollama_host)
         form.addRow("Ollama model", self.ollama_model)
+        form.addRow(self.rerank_results)
         form.addRow("Embedding device", self.device)
 
         # Wide ranges on purpose: out-of-range values get Settings.validate's explanation
@@ -282,6 +288,7 @@ class SettingsDialog(QDialog):
             chunk_overlap_tokens=self.overlap_tokens.value(),
             ocr_enabled=self.ocr_enabled.isChecked(),
             auto_tagging=self.auto_tagging.isChecked(),
+            rerank_results=self.rerank_results.isChecked(),
             extract_max_text_mb=self.max_text_mb.value(),
             extract_max_seconds=self.max_seconds.value(),
             archive_max_inflated_mb=self.max_archive_mb.value(),

@@ -45,6 +45,7 @@ from spar_desktop.ui.base.flow_layout import FlowLayout
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
+from spar_desktop.ui.workspaces.rerank_follow import RerankFollowUp
 from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
 
 if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspaces/ops.py)
@@ -203,6 +204,7 @@ class WorkspacePanel(QWidget):
         c.search_started.connect(self._search_started)
         c.search_finished.connect(self.show_results)
         c.search_failed.connect(self._search_failed)
+        self.reranking = RerankFollowUp(c, self.show_results, self.results_label)  # Ollama's order when unsure
         c.learning_loaded.connect(self._learning_loaded)
         c.freshness_loaded.connect(lambda _name, _fresh: self._update_actions())
         c.idle_archived.connect(lambda _names: self._update_actions())

@@ -135,8 +135,10 @@ def hit_html(hit, snippet: str, from_cluster: bool = False, why: bool = True, na
         title_html = f"<b>{html.escape(doc_title)}</b> {_muted(html.escape(title))}"
     else:
         title_html = f"<b>{html.escape(title)}</b>"
+    reranked = getattr(hit, "reranked_by", None)  # conditional reranking (ui/workspaces/rerank_follow.py)
+    by = f" {_muted('· reranked by ' + html.escape(reranked))}" if reranked else ""
     text = (f"{_cluster_mark() + ' ' if from_cluster else ''}{title_html}{inside}{missing}"
-            f" {_muted('· ' + html.escape(pages))}<br>{snippet}")
+            f" {_muted('· ' + html.escape(pages))}{by}<br>{snippet}")
     explained = why_html(hit) if why else ""
     if explained:
         text += f"<br>{explained}"
@@ -152,6 +154,8 @@ def hit_tooltip(hit, listed: int = 20, from_cluster: bool = False) -> str:
     note = file_note(hit)
     if note:
         text = f"{note}\n{text}"
+    if getattr(hit, "reranked_by", None):
+        text = f"Reranked by {hit.reranked_by} ({hit.rerank_ms:.0f} ms): the search was unsure of its order\n{text}"
     if from_cluster:
         text = (f"{FROM_CLUSTER}: {EXPANSION_LABEL} added this file — it is usually used together with the top "
                 f"results.\n{text}")
