@@ -80,7 +80,7 @@ def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken)
     """(file id, path, a phrase from page 2) of an indexed PDF with at least two pages."""
     import pymupdf
 
-    from spar_desktop.ui.viewer.ops import PDF_LOCK
+    from spar_desktop.core.pdf_lock import PYMUPDF_LOCK as PDF_LOCK
 
     for file_id, path in readable_files(library, "pdf", min_pages=2):
         with PDF_LOCK, pymupdf.open(path) as doc:
