@@ -161,7 +161,7 @@ def test_a_saved_ollama_host_applies_at_once(qtbot, aloop, settings, window_on, 
     qtbot.waitUntil(lambda: chat.session is not None, timeout=UI_TIMEOUT_MS)
     chat.start_watching()
     qtbot.waitUntil(lambda: chat.server_ok is False, timeout=UI_TIMEOUT_MS)
-    w.features.focus_chat()  # the chat sits in the workspace view
+    w.chat_features.focus_chat()  # the chat sits in the workspace view
     assert "127.0.0.1:9" in w.chat_pane.banner_label.text()
 
     dialog = w.open_settings()
@@ -378,7 +378,7 @@ def test_the_model_picker_defaults_to_an_installed_model(qtbot, aloop, settings,
     try:
         w = window_on(replace(settings, ollama_host=server.url, ollama_model="llama3.2"))
         qtbot.waitUntil(lambda: w.chat.session is not None, timeout=UI_TIMEOUT_MS)
-        w.features.focus_chat()  # the chat sits in the workspace view
+        w.chat_features.focus_chat()  # the chat sits in the workspace view
         w.chat.start_watching()
         pane = w.chat_pane
         qtbot.waitUntil(lambda: pane.model_combo.count() == 2, timeout=UI_TIMEOUT_MS)

@@ -272,7 +272,7 @@ async def step_open_top_hit(ctx: SmokeContext) -> None:
 async def step_chat(ctx: SmokeContext) -> None:
     """Ask in chat: streamed from Ollama when it runs, otherwise a retrieval-only answer."""
     w = ctx.window
-    w.features.focus_chat()  # the chat sits beside the results in the workspace view
+    w.chat_features.focus_chat()  # the chat sits beside the results in the workspace view
     await ctx.wait_until(lambda: w.chat.session is not None and w.chat.workspace is not None, "the chat session")
     if not w.chat_pane.ask(SMOKE_QUESTION):
         raise SmokeFailure("the question could not be sent")
