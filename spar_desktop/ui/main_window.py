@@ -28,6 +28,7 @@ from spar_desktop.core.documents.virtual import is_virtual, outer_path
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.ui.base import window_state
+from spar_desktop.ui.base.file_manager import reveal_in_file_manager
 from spar_desktop.ui.base.status_bar import ElidingStatusBar, WordElidedLabel
 from spar_desktop.ui.base.task_list import TaskListWidget
 from spar_desktop.ui.base.tasks import TaskRunner
@@ -46,7 +47,6 @@ from spar_desktop.ui.library.tag_panel import TagPanel
 from spar_desktop.ui.relations.features import RelationsFeatures
 from spar_desktop.ui.viewer.document_viewer import DocumentViewer
 from spar_desktop.ui.workspaces.features import WorkspaceFeatures
-from spar_desktop.ui.workspaces.panel import reveal_in_file_manager
 from spar_desktop.ui.window_actions import build_actions
 from spar_desktop.ui.workspaces.workspace_view import WorkspaceView
 

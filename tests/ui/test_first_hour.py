@@ -303,7 +303,7 @@ def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
 def test_learning_line_is_in_plain_words():
     from spar_desktop.core.memory import ERMConfig
     from spar_desktop.core.memory.feedback import MemoryStats
-    from spar_desktop.ui.workspaces.panel import describe_learning
+    from spar_desktop.ui.workspaces.panel_text import describe_learning
 
     waiting = MemoryStats("ops", "m", 0, 3, 6, 0, 2, 0, 2, 0, None)
     assert describe_learning(waiting, ERMConfig(batch_size=4, max_batches_per_round=1)) == \
