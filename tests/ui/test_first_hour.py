@@ -361,7 +361,7 @@ def test_funnel_rows_wrap_instead_of_being_cut(qtbot):
 
 
 def test_the_relaxation_note_names_the_checkbox_on_screen(qtbot, indexed_window):
-    from spar_desktop.ui.workspaces.dialog import gui_words
+    from spar_desktop.ui.workspaces.dialog_explanation import gui_words
 
     dialog = indexed_window.features.new_workspace()
     note = gui_words("no file has tags of every group; admitting files that lack at most 1 of the 2 groups not "
