@@ -9,7 +9,6 @@ its size with Show more / fewer (budget ×2 or ÷2) and the files only unconfirm
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from functools import partial
 from typing import Optional
 
@@ -37,7 +36,7 @@ from spar_desktop.core.changes import Changes
 from spar_desktop.ui.base.tasks import TaskError
 from spar_desktop.ui.workspaces import ops
 from spar_desktop.ui.workspaces.controller import WorkspaceController
-from spar_desktop.ui.workspaces.dialog_explanation import DROPPED_ROLE, GROUP_ROLE, TAG_ROLE, FilterExplanationView
+from spar_desktop.ui.workspaces.dialog_explanation import FilterExplanationView
 from spar_desktop.ui.workspaces.filter_widgets import FunnelWidget
 
 class WorkspaceDialog(FilterExplanationView, QDialog):
@@ -324,37 +323,6 @@ class WorkspaceDialog(FilterExplanationView, QDialog):
         self.status_label.setStyleSheet("color: #b3261e;")
 
     # ------------------------------------------------------------------ editing
-    def current_filter(self):
-        """The filter as edited: checked tags per group, then the constraint editors."""
-        from spar_desktop.core.workspaces.selection import WorkspaceFilter
-
-        base = self.base or WorkspaceFilter(request=self.request_edit.text().strip())
-        groups, dropped = [], []
-        for i in range(self.tree.topLevelItemCount()):
-            top = self.tree.topLevelItem(i)
-            g = top.data(0, GROUP_ROLE)
-            if g is None:
-                continue
-            tags = tuple(top.child(j).data(0, TAG_ROLE) for j in range(top.childCount())
-                         if top.child(j).data(0, TAG_ROLE) is not None
-                         and top.child(j).checkState(0) == Qt.CheckState.Checked)
-            if tags:
-                # Keeps pruned and required; a left-out group the user checked again is required.
-                groups.append(replace(g, tags=tags, required=g.required or bool(top.data(0, DROPPED_ROLE))))
-            elif top.data(0, DROPPED_ROLE):
-                dropped.append(g)  # still left out: stays listed (and saved) so it can be added later
-        since = self.since_edit.date().toPython() if self.since_check.isChecked() else None
-        until = self.until_edit.date().toPython() if self.until_check.isChecked() else None
-        authors = tuple(dict.fromkeys(a.strip() for a in self.authors_edit.text().split(",") if a.strip()))
-        # "Every keyword must match" turns a ranked filter into an all-or-nothing one; off again, it
-        # ranks (or, for a filter saved before ranking, tolerates one missing keyword).
-        every = self.match_all_check.isChecked()
-        ranked = base.ranked and not every
-        tolerance = 0 if every or ranked else max(1, base.tolerance)
-        return replace(base, groups=tuple(groups), dropped=tuple(dropped), since=since, until=until,
-                       formats=ops.parse_types(self.types_edit.text()), authors=authors, tolerance=tolerance,
-                       ranked=ranked, include_unconfirmed=self.suggested_check.isChecked())
-
     def scale_budget(self, factor: float) -> None:
         """Show more (×2) or fewer (÷2) of the ranked files: the budget moves from what is admitted now."""
         ranking = self.explanation.ranking if self.explanation is not None else None

@@ -1,16 +1,19 @@
-"""What the workspace dialog (dialog.py) shows of an Explanation, a mixin of WorkspaceDialog: the
-tags matched per keyword (checkable groups; left-out groups unchecked; unmatched keywords), the
-constraint editors filled from the filter, and the counts (funnel, size, Show more / fewer, notes)."""
+"""The workspace dialog's (dialog.py) editors and an Explanation, a mixin of WorkspaceDialog: what it
+shows (the tags matched per keyword as checkable groups, left-out groups unchecked, unmatched
+keywords; the constraint editors; the counts: funnel, size, Show more / fewer, notes) and the
+filter read back from the edited editors (``current_filter``)."""
 
 from __future__ import annotations
 
 import html
+from dataclasses import replace
 from typing import Optional
 
 from PySide6.QtCore import QDate, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QTreeWidgetItem
 
+from spar_desktop.ui.workspaces import ops
 from spar_desktop.ui.workspaces.filter_widgets import HOW_TEXT, tag_label
 
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -28,8 +31,8 @@ def gui_words(note: str) -> str:
 
 
 class FilterExplanationView:
-    """Fills the dialog's editors and counts; the dialog provides the widgets (``_build``),
-    ``_filling``, ``_recount`` and ``_update_buttons``."""
+    """Fills the dialog's editors and counts and reads them back; the dialog provides the widgets
+    (``_build``), ``base``, ``_filling``, ``_recount`` and ``_update_buttons``."""
 
     def _show_explanation(self, explanation) -> None:
         """A fresh preview: fill every editor from it."""
@@ -165,3 +168,34 @@ class FilterExplanationView:
             self.fewer_button.setEnabled(len(ranking.admitted) > 1)
             self.more_button.setToolTip(f"Admit up to {max(len(ranking.admitted), ranking.budget) * 2:,} of the "
                                         f"{ranking.candidates:,} files with some evidence")
+
+    def current_filter(self):
+        """The filter as edited: checked tags per group, then the constraint editors."""
+        from spar_desktop.core.workspaces.selection import WorkspaceFilter
+
+        base = self.base or WorkspaceFilter(request=self.request_edit.text().strip())
+        groups, dropped = [], []
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            g = top.data(0, GROUP_ROLE)
+            if g is None:
+                continue
+            tags = tuple(top.child(j).data(0, TAG_ROLE) for j in range(top.childCount())
+                         if top.child(j).data(0, TAG_ROLE) is not None
+                         and top.child(j).checkState(0) == Qt.CheckState.Checked)
+            if tags:
+                # Keeps pruned and required; a left-out group the user checked again is required.
+                groups.append(replace(g, tags=tags, required=g.required or bool(top.data(0, DROPPED_ROLE))))
+            elif top.data(0, DROPPED_ROLE):
+                dropped.append(g)  # still left out: stays listed (and saved) so it can be added later
+        since = self.since_edit.date().toPython() if self.since_check.isChecked() else None
+        until = self.until_edit.date().toPython() if self.until_check.isChecked() else None
+        authors = tuple(dict.fromkeys(a.strip() for a in self.authors_edit.text().split(",") if a.strip()))
+        # "Every keyword must match" turns a ranked filter into an all-or-nothing one; off again, it
+        # ranks (or, for a filter saved before ranking, tolerates one missing keyword).
+        every = self.match_all_check.isChecked()
+        ranked = base.ranked and not every
+        tolerance = 0 if every or ranked else max(1, base.tolerance)
+        return replace(base, groups=tuple(groups), dropped=tuple(dropped), since=since, until=until,
+                       formats=ops.parse_types(self.types_edit.text()), authors=authors, tolerance=tolerance,
+                       ranked=ranked, include_unconfirmed=self.suggested_check.isChecked())
