@@ -21,14 +21,11 @@ def add_request_options(p: argparse.ArgumentParser) -> None:
 
 def read_request(mgr, args):
     """The request as the rules and (when it answers in time) the model read it; None without one."""
-    from spar_desktop.core.workspaces.request_merge import request_generator, understand_request
+    from spar_desktop.core.workspaces.request_merge import read_request as read
 
     if not args.prompt.strip():
         return None
-    settings = mgr.library.settings
-    generate = None if args.rules_only else request_generator(settings)
-    timeout = settings.request_llm_timeout_s if settings is not None else 3.0
-    return understand_request(args.prompt, generate, timeout_s=timeout)
+    return read(args.prompt, mgr.library.settings, use_model=not args.rules_only)
 
 
 def apply_drops(flt, args):

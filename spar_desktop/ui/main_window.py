@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QMessageBox,
-    QStyle,
     QTabWidget,
     QWidget,
 )
@@ -29,10 +28,12 @@ from spar_desktop.core.documents.virtual import is_virtual, outer_path
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.ui.base import window_state
+from spar_desktop.ui.base.file_manager import reveal_in_file_manager
 from spar_desktop.ui.base.status_bar import ElidingStatusBar, WordElidedLabel
 from spar_desktop.ui.base.task_list import TaskListWidget
 from spar_desktop.ui.base.tasks import TaskRunner
 from spar_desktop.ui.base.view_modes import ViewModes
+from spar_desktop.ui.chat.features import ChatFeatures
 from spar_desktop.ui.library import ops
 from spar_desktop.ui.library.controller import LibraryController
 from spar_desktop.ui.library.details import DetailsPanel
@@ -46,7 +47,7 @@ from spar_desktop.ui.library.tag_panel import TagPanel
 from spar_desktop.ui.relations.features import RelationsFeatures
 from spar_desktop.ui.viewer.document_viewer import DocumentViewer
 from spar_desktop.ui.workspaces.features import WorkspaceFeatures
-from spar_desktop.ui.workspaces.panel import reveal_in_file_manager
+from spar_desktop.ui.window_actions import build_actions
 from spar_desktop.ui.workspaces.workspace_view import WorkspaceView
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,9 @@ class MainWindow(QMainWindow):
         self.features = WorkspaceFeatures(self)
         self.workspaces = self.features.controller
         self.workspace_panel = self.features.panel
-        self.chat = self.features.chat
-        self.chat_pane = self.features.chat_pane
+        self.chat_features = ChatFeatures(self, self.workspaces)  # chat follows the current workspace
+        self.chat = self.chat_features.controller
+        self.chat_pane = self.chat_features.pane
         self.file_panel.empty.set_sample_available(sample_corpus_dir() is not None)
 
         self.tabs = QTabWidget()
@@ -140,81 +142,7 @@ class MainWindow(QMainWindow):
         return act
 
     def _build_actions(self) -> None:
-        sp = QStyle.StandardPixmap
-        self.add_folder_action = self._action("Add folder…", self.choose_folder, sp.SP_DirIcon, QKeySequence.StandardKey.Open,
-                                              "Index a folder (or drop folders onto the window)")
-        self.rescan_action = self._action("Rescan", self.controller.rescan_all, sp.SP_BrowserReload, "F5",
-                                          "Re-scan every indexed folder for changes")
-        self.open_action = self._action("Open", self.open_current, sp.SP_DialogOpenButton, "Ctrl+Return",
-                                        "Open the file in its application")
-        self.reveal_action = self._action("Show in folder", self.reveal_current, sp.SP_DirOpenIcon, None,
-                                          "Show the file in the file manager")
-        self.view_action = self._action("View", self.view_current, sp.SP_FileDialogContentsView, "Space",
-                                        "Show the document in the viewer")
-        self.settings_action = self._action("Settings…", self.open_settings, sp.SP_FileDialogDetailedView,
-                                            QKeySequence.StandardKey.Preferences)
-        if not QKeySequence.keyBindings(QKeySequence.StandardKey.Preferences):  # none on Linux/Windows
-            self.settings_action.setShortcut(QKeySequence("Ctrl+,"))
-        self.find_tag_action = self._action("Filter tags", self.focus_tag_filter, None, "Ctrl+F",
-                                            "Type to find a tag in the tree")
-        self.search_action = self._action("Search the workspace", self.focus_workspace_search, None, "Ctrl+K",
-                                          "Search the passages of the selected workspace")
-        self.import_tax_action = self._action("Import taxonomy…", self.choose_taxonomy)
-        self.import_assign_action = self._action("Import tag assignments (CSV)…", self.choose_assignments)
-        self.suggest_tags_action = self._action("Suggest tags", lambda: self.tag_panel.suggest_requested.emit(), None,
-                                                None, "Suggest tags for new and changed files (in the background)")
-        self.review_tags_action = self._action("Review tag suggestions…",
-                                               lambda: self.tag_panel.review_requested.emit(None))
-        self.topics_action = self._action("Propose topics…", self.open_topics, None, None,
-                                          "Group the files into topics and sub-topics to accept as tags")
-        self.sample_action = self._action("Load sample corpus", self.controller.import_sample)
-        self.sample_action.setEnabled(sample_corpus_dir() is not None)
-        quit_action = self._action("Quit", self.close, None, QKeySequence.StandardKey.Quit)
-        self.views.build_actions()
-        for act in (self.open_action, self.reveal_action, self.view_action):
-            act.setEnabled(False)
-
-        file_menu = self.menuBar().addMenu("&File")
-        for act in (self.add_folder_action, self.rescan_action, None, self.import_tax_action,
-                    self.import_assign_action, self.sample_action, None, self.settings_action, None, quit_action):
-            file_menu.addSeparator() if act is None else file_menu.addAction(act)
-        doc_menu = self.menuBar().addMenu("&Document")
-        for act in (self.view_action, self.open_action, self.reveal_action):
-            doc_menu.addAction(act)
-        self.features.build_menu()
-        tags_menu = self.menuBar().addMenu("&Tags")
-        for act in (self.find_tag_action, None, self.import_tax_action, self.import_assign_action, None,
-                    self.suggest_tags_action, self.review_tags_action, self.topics_action):
-            tags_menu.addSeparator() if act is None else tags_menu.addAction(act)
-        self.tags_menu = tags_menu  # the tag panel's suggestion actions join it
-        view_menu = self.menuBar().addMenu("&View")
-        for act in (self.views.library_action, self.views.workspace_action, self.overview_action,
-                    self.views.back_action):
-            view_menu.addAction(act)
-        view_menu.addSeparator()
-        view_menu.addAction(self.relations.build_action())
-        view_menu.addSeparator()
-        view_menu.addAction(self.find_tag_action)
-        view_menu.addAction(self.search_action)
-        view_menu.addSeparator()
-        for dock in (self.tags_dock, self.details_dock, self.workspace_dock, self.issues_dock):
-            view_menu.addAction(dock.toggleViewAction())
-        help_menu = self.menuBar().addMenu("&Help")
-        self.shortcuts_action = self._action("Keyboard shortcuts", self.show_shortcuts, None, "Ctrl+/",
-                                             "Every key the window answers to")
-        help_menu.addAction(self.shortcuts_action)
-        help_menu.addAction(self._action("Open log folder", lambda: QDesktopServices.openUrl(
-            QUrl.fromLocalFile(str(self.settings.layout.logs)))))
-        help_menu.addAction(self._action("About SPAR Desktop", self.about))
-
-        bar = self.addToolBar("Main")
-        bar.setObjectName("mainToolbar")
-        bar.setMovable(False)
-        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        for act in (self.add_folder_action, self.rescan_action, None, self.view_action, self.open_action,
-                    self.reveal_action, None, self.features.new_action, self.features.chat_action, None,
-                    self.settings_action):
-            bar.addSeparator() if act is None else bar.addAction(act)
+        build_actions(self)  # the menus and the toolbar: ui/window_actions.py
 
     def open_topics(self) -> None:
         from spar_desktop.ui.library.topic_proposal import open_topic_proposal
@@ -256,6 +184,7 @@ class MainWindow(QMainWindow):
             lambda n: self.issues_dock.setWindowTitle(f"Issues ({n:,})" if n else "Issues"))
         self.issues.file_activated.connect(self._show_file_by_id)
         self.features.connect()
+        self.chat_features.connect()
         self.relations.connect()
         wv = self.workspace_view
         wv.edit_requested.connect(self.features.edit_workspace)
@@ -280,7 +209,7 @@ class MainWindow(QMainWindow):
         window_state.save(self, qs)  # never a layout wider than the screen
         self.views.save(qs)  # the view is kept even when the layout is not
         self.controller.shutdown()
-        self.features.shutdown()
+        self.chat_features.shutdown()
         self.runner.shutdown()
         self.viewer.release()  # after the renders stopped: its copies of archive members go
         super().closeEvent(event)

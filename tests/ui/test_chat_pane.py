@@ -35,7 +35,7 @@ def chat_window(qtbot, aloop, chat_settings, window_on):
         qtbot.waitUntil(lambda: window.chat.session is not None and window.chat.workspace is not None
                         and window.chat.server_ok is not None, timeout=UI_TIMEOUT_MS)
         assert window.chat.workspace.name == "ops"  # the only workspace is selected: chat is scoped to it
-        window.features.focus_chat()  # the chat sits in the workspace view
+        window.chat_features.focus_chat()  # the chat sits in the workspace view
         return window
 
     return make

@@ -161,7 +161,7 @@ def test_a_saved_ollama_host_applies_at_once(qtbot, aloop, settings, window_on, 
     qtbot.waitUntil(lambda: chat.session is not None, timeout=UI_TIMEOUT_MS)
     chat.start_watching()
     qtbot.waitUntil(lambda: chat.server_ok is False, timeout=UI_TIMEOUT_MS)
-    w.features.focus_chat()  # the chat sits in the workspace view
+    w.chat_features.focus_chat()  # the chat sits in the workspace view
     assert "127.0.0.1:9" in w.chat_pane.banner_label.text()
 
     dialog = w.open_settings()
@@ -303,7 +303,7 @@ def test_the_format_column_shows_readable_formats_in_full(qtbot, window):
 def test_learning_line_is_in_plain_words():
     from spar_desktop.core.memory import ERMConfig
     from spar_desktop.core.memory.feedback import MemoryStats
-    from spar_desktop.ui.workspaces.panel import describe_learning
+    from spar_desktop.ui.workspaces.panel_text import describe_learning
 
     waiting = MemoryStats("ops", "m", 0, 3, 6, 0, 2, 0, 2, 0, None)
     assert describe_learning(waiting, ERMConfig(batch_size=4, max_batches_per_round=1)) == \
@@ -361,7 +361,7 @@ def test_funnel_rows_wrap_instead_of_being_cut(qtbot):
 
 
 def test_the_relaxation_note_names_the_checkbox_on_screen(qtbot, indexed_window):
-    from spar_desktop.ui.workspaces.dialog import gui_words
+    from spar_desktop.ui.workspaces.dialog_explanation import gui_words
 
     dialog = indexed_window.features.new_workspace()
     note = gui_words("no file has tags of every group; admitting files that lack at most 1 of the 2 groups not "
@@ -378,7 +378,7 @@ def test_the_model_picker_defaults_to_an_installed_model(qtbot, aloop, settings,
     try:
         w = window_on(replace(settings, ollama_host=server.url, ollama_model="llama3.2"))
         qtbot.waitUntil(lambda: w.chat.session is not None, timeout=UI_TIMEOUT_MS)
-        w.features.focus_chat()  # the chat sits in the workspace view
+        w.chat_features.focus_chat()  # the chat sits in the workspace view
         w.chat.start_watching()
         pane = w.chat_pane
         qtbot.waitUntil(lambda: pane.model_combo.count() == 2, timeout=UI_TIMEOUT_MS)

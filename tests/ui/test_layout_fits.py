@@ -113,7 +113,7 @@ def test_the_window_cuts_nothing_at_1280x800_and_1920x1080(qtbot, aloop, built, 
     with qtbot.waitSignal(w.workspaces.search_finished, timeout=UI_TIMEOUT_MS):
         w.workspace_panel.search_box.returnPressed.emit()
     w.workspace_panel.results.setCurrentRow(0)
-    w.features.focus_chat()
+    w.chat_features.focus_chat()
     assert w.chat_pane.ask("Why did the gearbox bearing fail?")
     qtbot.waitUntil(lambda: not w.chat.answering, timeout=UI_TIMEOUT_MS)
     chips = w.chat_pane.messages.bubbles[-1].chip_buttons()

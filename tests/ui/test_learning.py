@@ -92,7 +92,7 @@ def test_a_cited_answer_opened_and_rated_good_evolves_keys(qtbot, aloop, learnin
     fake.set(reply="The bearing failed after water contamination of the gearbox oil [1].")
     w = learning_window(fake.url)
     qtbot.waitUntil(lambda: w.chat.session is not None and w.chat.server_ok is True, timeout=UI_TIMEOUT_MS)
-    w.features.focus_chat()  # the chat sits in the workspace view
+    w.chat_features.focus_chat()  # the chat sits in the workspace view
     assert w.chat_pane.ask("Why did the gearbox bearing fail?")
     qtbot.waitUntil(lambda: not w.chat.answering, timeout=UI_TIMEOUT_MS)
     bubble = w.chat_pane.messages.bubbles[-1]

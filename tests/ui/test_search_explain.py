@@ -83,7 +83,7 @@ def _option(view):
 def test_info_line_names_the_chunking_choice():
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
     from spar_desktop.core.workspaces.selection import WorkspaceFilter
-    from spar_desktop.ui.workspaces.panel import describe_row
+    from spar_desktop.ui.workspaces.panel_text import describe_row
 
     row = WorkspaceInfo(1, "Incidents", "active", "ws-incidents-1", WorkspaceFilter(request="incident reports"),
                         datetime(2026, 1, 1), datetime(2026, 1, 2), datetime(2026, 1, 2), None, 2, 40, None, None)

@@ -38,7 +38,7 @@ def ready_window(qtbot, window_on, settings: Settings):
     window.chat.watch_interval = 0.2
     qtbot.waitUntil(lambda: window.chat.session is not None and window.chat.workspace is not None
                     and window.chat.server_ok is not None, timeout=UI_TIMEOUT_MS)
-    window.features.focus_chat()  # the chat sits in the workspace view
+    window.chat_features.focus_chat()  # the chat sits in the workspace view
     return window
 
 

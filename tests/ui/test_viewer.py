@@ -6,7 +6,7 @@ import pytest
 
 from spar_desktop.ui.base.tasks import TaskRunner
 from spar_desktop.ui.viewer.document_viewer import DocumentViewer
-from spar_desktop.ui.viewer.ops import _fragments
+from spar_desktop.core.documents.page_view import fragments as _fragments
 from tests.ui.conftest import write_pdf
 
 PAGES = [

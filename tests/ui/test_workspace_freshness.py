@@ -11,7 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from spar_desktop.core.workspaces.freshness import Freshness
-from spar_desktop.ui.workspaces.panel import freshness_line, freshness_tooltip
+from spar_desktop.ui.workspaces.panel_text import freshness_line, freshness_tooltip
 from spar_desktop.ui.workspaces.search_results import CHANGED_MARK, hit_html, hit_tooltip
 from tests.ui.conftest import BUILD_TIMEOUT_MS, UI_TIMEOUT_MS
 

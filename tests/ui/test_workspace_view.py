@@ -103,7 +103,7 @@ def test_edit_opens_the_request_of_the_workspace_shown(qtbot, window_on, data_co
 def test_ctrl_enter_sends_the_question(qtbot, aloop, window_on, data_copy):
     w = open_ops(qtbot, window_on, data_copy)
     qtbot.waitUntil(lambda: w.chat.session is not None, timeout=UI_TIMEOUT_MS)
-    w.features.focus_chat()
+    w.chat_features.focus_chat()
     box = w.chat_pane.input
     assert w.workspace_view.isAncestorOf(box)
     box.setPlainText("What caused the gearbox failure?")

@@ -158,6 +158,12 @@ class Workspaces:
             s.add(ws)
         return self.get(name), explain(self.library, flt)
 
+    def preview(self, request: str) -> Explanation:
+        """Request → explained filter (the rules' reading, and the model's when it answers), saving nothing."""
+        from spar_desktop.core.workspaces.request_merge import read_request  # the model's client loads on use
+
+        return explain(self.library, self.filter_for(request, reading=read_request(request, self.library.settings)))
+
     def filter_for(self, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                    until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
                    match: str = "ranked", reading: Optional[ParsedRequest] = None) -> WorkspaceFilter:

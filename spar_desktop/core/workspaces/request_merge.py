@@ -136,3 +136,11 @@ def _merge_keywords(ours: tuple[str, ...], theirs: tuple[str, ...], names: tuple
             out.append(phrase)
             sources.append(("keyword", phrase, "model"))
     return tuple(out)
+
+
+def read_request(text: str, settings: Any, use_model: bool = True) -> ParsedRequest:
+    """The request as the rules and, when the settings allow it and it answers in time, the model
+    read it: the one reading the CLI's ``ws create`` and the app's preview share."""
+    generate = request_generator(settings) if use_model else None
+    timeout = getattr(settings, "request_llm_timeout_s", DEFAULT_TIMEOUT_S) if settings is not None else DEFAULT_TIMEOUT_S
+    return understand_request(text, generate, timeout_s=timeout)

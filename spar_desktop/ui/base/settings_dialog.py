@@ -84,7 +84,26 @@ class SettingsDialog(QDialog):
         self.setMinimumWidth(560)
         self.original = settings
         self.result_settings: Optional[Settings] = None
+        groups = (self._storage_group(settings), self._models_group(settings), self._chunking_group(settings),
+                  self._reading_group(settings), self._workspaces_group(settings))
+        self.error = QLabel()
+        self.error.setObjectName("errorText")
+        self.error.setWordWrap(True)
+        self.error.setVisible(False)
+        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(10)
+        layout.addWidget(self._scrolled(groups), 1)
+        layout.addLayout(self._note_row())
+        layout.addWidget(self.error)
+        layout.addWidget(self.buttons)
+        self._connect_revalidation()
+        self._revalidate()
 
+    def _storage_group(self, settings: Settings) -> QGroupBox:
+        """Data folder, database URL, Chroma server URL (after a restart)."""
         self.data_dir = QLineEdit(str(settings.data_dir))
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._browse)
@@ -105,7 +124,10 @@ class SettingsDialog(QDialog):
         form.addRow("Data folder", data_row)
         form.addRow("Database URL", self.database_url)
         form.addRow("Chroma server URL", self.chroma_url)
+        return storage
 
+    def _models_group(self, settings: Settings) -> QGroupBox:
+        """Ollama host and model (at once), embedding device (after a restart)."""
         self.ollama_host = QLineEdit(settings.ollama_host)
         self.ollama_model = QComboBox()
         self.ollama_model.setEditable(True)
@@ -126,7 +148,10 @@ class SettingsDialog(QDialog):
         form.addRow("Ollama model", self.ollama_model)
         form.addRow(self.rerank_results)
         form.addRow("Embedding device", self.device)
+        return models
 
+    def _chunking_group(self, settings: Settings) -> QGroupBox:
+        """Child and parent chunk sizes and their overlap, in tokens (after a restart)."""
         # Wide ranges on purpose: out-of-range values get Settings.validate's explanation
         # instead of a spin box silently clamping them.
         self.child_tokens = self._spin(settings.chunk_child_tokens)
@@ -138,14 +163,10 @@ class SettingsDialog(QDialog):
         form.addRow("Child chunk size", self.child_tokens)
         form.addRow("Parent chunk size", self.parent_tokens)
         form.addRow("Overlap", self.overlap_tokens)
+        return chunking
 
-        reading = self._reading_group(settings)
-        workspaces = self._workspaces_group(settings)
-
-        self.error = QLabel()
-        self.error.setObjectName("errorText")
-        self.error.setWordWrap(True)
-        self.error.setVisible(False)
+    def _note_row(self) -> QHBoxLayout:
+        """What applies at once and what after a restart."""
         icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxInformation)
         note_icon = QLabel()
         note_icon.setPixmap(icon.pixmap(16, 16))
@@ -158,17 +179,10 @@ class SettingsDialog(QDialog):
         note_row = QHBoxLayout()
         note_row.addWidget(note_icon, 0, Qt.AlignmentFlag.AlignTop)
         note_row.addWidget(note, 1)
+        return note_row
 
-        self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel)
-        self.buttons.accepted.connect(self.accept)
-        self.buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
-        layout.setSpacing(10)
-        layout.addWidget(self._scrolled((storage, models, chunking, reading, workspaces)), 1)
-        layout.addLayout(note_row)
-        layout.addWidget(self.error)
-        layout.addWidget(self.buttons)
-
+    def _connect_revalidation(self) -> None:
+        """Every edit re-checks the settings (Settings.validate), so Save is offered only when valid."""
         for w in (self.data_dir, self.database_url, self.chroma_url, self.ollama_host):
             w.textChanged.connect(self._revalidate)
         self.ollama_model.currentTextChanged.connect(self._revalidate)
@@ -177,7 +191,6 @@ class SettingsDialog(QDialog):
         for s in (self.child_tokens, self.parent_tokens, self.overlap_tokens, self.max_text_mb, self.max_seconds,
                   self.max_archive_mb, self.idle_days):
             s.valueChanged.connect(self._revalidate)
-        self._revalidate()
 
     def _scrolled(self, groups: tuple[QWidget, ...]) -> QScrollArea:
         """The groups in a scroll area: on a short screen the dialog scrolls instead of squashing them."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from functools import partial
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
@@ -22,7 +22,6 @@ from spar_desktop.core.config import Settings
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.ui.base.tasks import TaskError, TaskHandle, TaskRunner
 from spar_desktop.ui.chat import ops
-from spar_desktop.ui.workspaces.controller import WorkspaceController
 
 if TYPE_CHECKING:  # types only: the chat and workspace modules load on a worker (workspaces/ops.py)
     from spar_desktop.core.chat.feedback import LearnTarget
@@ -30,6 +29,18 @@ if TYPE_CHECKING:  # types only: the chat and workspace modules load on a worker
 
 log = logging.getLogger(__name__)
 WATCH_INTERVAL_S = 15.0
+
+
+class WorkspaceSource(Protocol):
+    """What chat needs of the window's workspaces (ui/workspaces/controller.WorkspaceController, which
+    the main window hands in): chat never imports the workspaces feature group."""
+
+    library: Any
+    service: Any  # workspaces.ops.WorkspaceService once ``ready`` was emitted, else None
+    ready: Any  # Signal(): the service exists
+    current_changed: Any  # Signal(Optional[WorkspaceInfo])
+
+    def learn(self, workspace: str, query: str, chunks: Any, success: bool, helpers: Any) -> None: ...
 
 
 def running_loop() -> Optional[asyncio.AbstractEventLoop]:
@@ -57,7 +68,7 @@ class ChatController(QObject):
     error = Signal(str, str)
     server_settings_changed = Signal()  # a new Ollama host or model applies from now on
 
-    def __init__(self, settings: Callable[[], Settings], runner: TaskRunner, workspaces: WorkspaceController,
+    def __init__(self, settings: Callable[[], Settings], runner: TaskRunner, workspaces: WorkspaceSource,
                  parent: Optional[QObject] = None) -> None:
         super().__init__(parent)
         # The window's settings as they are now (Settings ▸ Save replaces them): read when a request

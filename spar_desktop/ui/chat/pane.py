@@ -82,6 +82,23 @@ class ChatPane(QWidget):
         root = QHBoxLayout(self)
         root.setContentsMargins(0, 0, 0, 0)
         root.setSpacing(0)
+        root.addWidget(self._build_threads_section())
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.VLine)
+        line.setObjectName("separator")
+        root.addWidget(line)
+        right = QVBoxLayout()
+        right.setContentsMargins(0, 0, 0, 0)
+        right.setSpacing(0)
+        right.addLayout(self._build_title_bar())
+        right.addWidget(self._build_banner())
+        self.messages = MessageList()
+        right.addWidget(self.messages, 1)
+        right.addWidget(self._build_question_bar())
+        root.addLayout(right, 1)
+
+    def _build_threads_section(self) -> QWidget:
+        """The thread list with New, Rename, Delete and Export."""
         left = QWidget()
         left.setObjectName("threadColumn")
         # Narrower when the chat shares the workspace view with the search results.
@@ -115,15 +132,10 @@ class ChatPane(QWidget):
             tools.addWidget(b)
         tools.addStretch(1)
         ll.addLayout(tools)
-        root.addWidget(left)
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.VLine)
-        line.setObjectName("separator")
-        root.addWidget(line)
+        return left
 
-        right = QVBoxLayout()
-        right.setContentsMargins(0, 0, 0, 0)
-        right.setSpacing(0)
+    def _build_title_bar(self) -> QHBoxLayout:
+        """The workspace's name, the server line and the model choice."""
         bar = QHBoxLayout()
         bar.setContentsMargins(12, 6, 12, 6)
         # Elided: a long workspace name must not widen the window's centre (it squeezes the docks).
@@ -141,8 +153,10 @@ class ChatPane(QWidget):
         bar.addSpacing(12)
         bar.addWidget(QLabel("Model"))
         bar.addWidget(self.model_combo)
-        right.addLayout(bar)
+        return bar
 
+    def _build_banner(self) -> QFrame:
+        """'Ollama is not reachable…' (hidden until said), with a close button."""
         self.banner = QFrame()
         self.banner.setObjectName("chatBanner")
         bl = QHBoxLayout(self.banner)
@@ -157,11 +171,10 @@ class ChatPane(QWidget):
         bl.addWidget(self.banner_label, 1)
         bl.addWidget(close, 0, Qt.AlignmentFlag.AlignTop)
         self.banner.hide()
-        right.addWidget(self.banner)
+        return self.banner
 
-        self.messages = MessageList()
-        right.addWidget(self.messages, 1)
-
+    def _build_question_bar(self) -> QFrame:
+        """The question box with Send and Stop."""
         box = QFrame()
         box.setObjectName("questionBar")
         il = QHBoxLayout(box)
@@ -181,8 +194,7 @@ class ChatPane(QWidget):
         il.addWidget(self.input, 1)
         il.addWidget(self.send_button, 0, Qt.AlignmentFlag.AlignBottom)
         il.addWidget(self.stop_button, 0, Qt.AlignmentFlag.AlignBottom)
-        right.addWidget(box)
-        root.addLayout(right, 1)
+        return box
 
     # ------------------------------------------------------------------ state
     def _can_ask(self) -> bool:

@@ -63,12 +63,19 @@ class DetailsPanel(QWidget):
         super().__init__(parent)
         self.details: Optional[FileDetails] = None
         self.record: Optional[FileRecord] = None
-
         self.placeholder = QLabel("Select a file to see its details")
         self.placeholder.setObjectName("placeholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.placeholder.setWordWrap(True)
+        self.stack = QStackedWidget()
+        self.stack.addWidget(self.placeholder)
+        self.stack.addWidget(self._build_body())
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.stack)
 
+    def _build_body(self) -> QScrollArea:
+        """Name, path, the file's buttons, its fields and tags, in a scroll area."""
         self.name = QLabel()
         self.name.setObjectName("detailsTitle")
         self.name.setWordWrap(True)
@@ -77,7 +84,31 @@ class DetailsPanel(QWidget):
         self.path.setObjectName("muted")
         self.path.setWordWrap(True)
         self.path.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        body = QWidget()
+        col = QVBoxLayout(body)
+        col.setContentsMargins(12, 12, 12, 12)
+        col.setSpacing(8)
+        col.addWidget(self.name)
+        col.addWidget(self.path)
+        col.addLayout(self._build_buttons())
+        line = QFrame()
+        line.setFrameShape(QFrame.Shape.HLine)
+        line.setObjectName("separator")
+        col.addWidget(line)
+        col.addLayout(self._build_fields())
+        col.addWidget(self.error)
+        col.addSpacing(6)
+        col.addWidget(self.tags_title)
+        col.addWidget(self.tags)
+        col.addStretch(1)
+        scroll = QScrollArea()
+        scroll.setWidget(body)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        return scroll
 
+    def _build_buttons(self) -> QHBoxLayout:
+        """View, Open, Show in folder."""
         style = self.style()
         sp = QStyle.StandardPixmap
         self.open_button = QPushButton(style.standardIcon(sp.SP_DialogOpenButton), "Open")
@@ -91,7 +122,10 @@ class DetailsPanel(QWidget):
         for b in (self.view_button, self.open_button, self.reveal_button):
             buttons.addWidget(b)
         buttons.addStretch(1)
+        return buttons
 
+    def _build_fields(self) -> QFormLayout:
+        """One row per field (FIELDS), then the error line and the tags under them."""
         form = self.form = QFormLayout()
         form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
         form.setHorizontalSpacing(12)
@@ -113,35 +147,7 @@ class DetailsPanel(QWidget):
         self.tags = QLabel()
         self.tags.setWordWrap(True)
         self.tags.setTextFormat(Qt.TextFormat.RichText)
-
-        body = QWidget()
-        col = QVBoxLayout(body)
-        col.setContentsMargins(12, 12, 12, 12)
-        col.setSpacing(8)
-        col.addWidget(self.name)
-        col.addWidget(self.path)
-        col.addLayout(buttons)
-        line = QFrame()
-        line.setFrameShape(QFrame.Shape.HLine)
-        line.setObjectName("separator")
-        col.addWidget(line)
-        col.addLayout(form)
-        col.addWidget(self.error)
-        col.addSpacing(6)
-        col.addWidget(self.tags_title)
-        col.addWidget(self.tags)
-        col.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(body)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-
-        self.stack = QStackedWidget()
-        self.stack.addWidget(self.placeholder)
-        self.stack.addWidget(scroll)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.stack)
+        return form
 
     def show_record(self, record: Optional[FileRecord]) -> None:
         """Show what the table already knows at once; tags follow from show_details()."""

@@ -53,7 +53,7 @@ def folder_bars(infos: Mapping, roots) -> Bars:
 
 
 def counted_bars(rows) -> Bars:
-    """(label, files, tag id) rows, as the workspace's counts come (ops.WorkspaceCounts)."""
+    """(label, files, tag id) rows, as the workspace's counts come (core/workspaces/admitted_counts.WorkspaceCounts)."""
     return Bars(tuple(r[0] for r in rows), tuple(r[1] for r in rows), tuple(r[2] for r in rows))
 
 
@@ -223,7 +223,7 @@ class OverviewPanel(QWidget):
         self._put(LIBRARY, kinds=ranked_bars(counts, TOP_KINDS))
 
     def set_workspace(self, name: Optional[str], counts=None) -> None:
-        """The active workspace (None: none, the switch goes) and its ops.WorkspaceCounts, once counted."""
+        """The active workspace (None: none, the switch goes) and its WorkspaceCounts (core/workspaces/admitted_counts.py), once counted."""
         if name != self.workspace_name:  # another workspace: never show the previous one's bars
             self._bars[WORKSPACE] = {}
             if self.scope == WORKSPACE:

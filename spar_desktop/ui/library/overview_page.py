@@ -20,7 +20,7 @@ class OverviewPage(QWidget):
         self.window = window
         self.panel = None  # OverviewPanel, once shown
         self._snapshot = None
-        self.workspace_counts = None  # ops.WorkspaceCounts of the active workspace, once counted
+        self.workspace_counts = None  # the active workspace's WorkspaceCounts (core/workspaces/admitted_counts.py)
         QVBoxLayout(self).setContentsMargins(0, 0, 0, 0)
         window.controller.tags_loaded.connect(self._tags_loaded)
         window.issues.count_changed.connect(lambda _n: self._problems())

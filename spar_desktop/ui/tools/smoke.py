@@ -80,7 +80,7 @@ def find_multipage_pdf(library, progress: ProgressCallback, cancel: CancelToken)
     """(file id, path, a phrase from page 2) of an indexed PDF with at least two pages."""
     import pymupdf
 
-    from spar_desktop.ui.viewer.ops import PDF_LOCK
+    from spar_desktop.core.pdf_lock import PYMUPDF_LOCK as PDF_LOCK
 
     for file_id, path in readable_files(library, "pdf", min_pages=2):
         with PDF_LOCK, pymupdf.open(path) as doc:
@@ -272,7 +272,7 @@ async def step_open_top_hit(ctx: SmokeContext) -> None:
 async def step_chat(ctx: SmokeContext) -> None:
     """Ask in chat: streamed from Ollama when it runs, otherwise a retrieval-only answer."""
     w = ctx.window
-    w.features.focus_chat()  # the chat sits beside the results in the workspace view
+    w.chat_features.focus_chat()  # the chat sits beside the results in the workspace view
     await ctx.wait_until(lambda: w.chat.session is not None and w.chat.workspace is not None, "the chat session")
     if not w.chat_pane.ask(SMOKE_QUESTION):
         raise SmokeFailure("the question could not be sent")

@@ -1,6 +1,6 @@
-"""Workspaces and chat in the main window: builds their controllers and widgets, the Workspace
-menu, and the dialogs behind the panels' requests (new/edit, export/import, delete, thread
-rename/export). Kept out of main_window.py so each stays small."""
+"""Workspaces in the main window: builds their controller and panel, the Workspace menu, and the
+dialogs behind the panel's requests (new/edit, export/import, delete). Kept out of main_window.py
+so each stays small; chat is ui/chat/features.py, which the main window wires to the controller."""
 
 from __future__ import annotations
 
@@ -10,11 +10,8 @@ from typing import Optional
 
 from PySide6.QtCore import QObject, Qt
 from PySide6.QtGui import QKeySequence
-from PySide6.QtWidgets import QFileDialog, QFrame, QInputDialog, QMessageBox, QScrollArea, QStyle
+from PySide6.QtWidgets import QFileDialog, QFrame, QMenu, QMessageBox, QScrollArea, QStyle
 
-from spar_desktop.ui.base.icons import chat_icon
-from spar_desktop.ui.chat.controller import ChatController
-from spar_desktop.ui.chat.pane import ChatPane
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.dialog import WorkspaceDialog
 from spar_desktop.ui.workspaces.panel import WorkspacePanel
@@ -35,8 +32,6 @@ class WorkspaceFeatures(QObject):
         # Never sideways: while shown, the dock is kept as wide as the panel's narrowest layout
         # (its buttons wrap), so nothing in it is cut when the window is small (hold_panel_width).
         self.panel_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.chat = ChatController(lambda: window.settings, window.runner, self.controller, self)
-        self.chat_pane = ChatPane(self.chat)
         self.dialog: Optional[WorkspaceDialog] = None
 
     def hold_panel_width(self, shown: bool) -> None:
@@ -48,9 +43,8 @@ class WorkspaceFeatures(QObject):
     def connect(self) -> None:
         w, c, p = self.window, self.controller, self.panel
         w.workspace_dock.visibilityChanged.connect(self.hold_panel_width)
-        for source in (c, self.chat):
-            source.status.connect(lambda text: w.statusBar().showMessage(text, 15000))
-            source.error.connect(w._show_error)
+        c.status.connect(lambda text: w.statusBar().showMessage(text, 15000))
+        c.error.connect(w._show_error)
         p.new_requested.connect(self.new_workspace)
         p.edit_requested.connect(self.edit_workspace)
         p.export_requested.connect(self.export_workspace)
@@ -58,42 +52,27 @@ class WorkspaceFeatures(QObject):
         p.delete_requested.connect(self.delete_workspace)
         p.reset_learning_requested.connect(self.reset_learning)
         p.hit_activated.connect(self.open_hit)
-        self.chat.open_requested.connect(w.open_document)
-        cp = self.chat_pane
-        cp.rename_requested.connect(self.rename_thread)
-        cp.delete_requested.connect(self.delete_thread)
-        cp.export_requested.connect(self.export_thread)
 
-    def build_menu(self) -> None:
+    def build_menu(self) -> QMenu:
         w = self.window
         self.new_action = w._action("New workspace…", lambda: self.new_workspace(), QStyle.StandardPixmap.SP_FileDialogNewFolder,
                                     QKeySequence.StandardKey.New,
                                     "Describe the files for a task; check how they are chosen; build a searchable workspace")
         self.import_action = w._action("Import workspace…", self.import_workspace)
-        self.chat_action = w._action("Chat", self.focus_chat, None, "Ctrl+Shift+C",
-                                     "Ask questions about the current workspace")
-        self.chat_action.setIcon(chat_icon())
         self.new_action.setEnabled(False)
         self.controller.ready.connect(lambda: self.new_action.setEnabled(True))
         menu = w.menuBar().addMenu("&Workspace")
-        for act in (self.new_action, self.import_action, None, w.search_action, self.chat_action):
+        for act in (self.new_action, self.import_action, None, w.search_action):  # the window adds Chat
             menu.addSeparator() if act is None else menu.addAction(act)
         return menu
 
     def start(self) -> None:
         self.controller.start()
 
-    def shutdown(self) -> None:
-        self.chat.shutdown()
-
     # ------------------------------------------------------------------ workspaces
     def show_panel(self) -> None:
         """A created workspace opens at the centre, its list entry beside it."""
         self.window.views.show_workspace()
-
-    def focus_chat(self) -> None:
-        self.window.views.show_workspace()
-        self.chat_pane.input.setFocus()
 
     def new_workspace(self, request: str = "") -> Optional[WorkspaceDialog]:
         return self._open_dialog(None, request)
@@ -157,23 +136,3 @@ class WorkspaceFeatures(QObject):
         results = self.controller.last_results
         self.controller.mark_opened(results.log_id if results is not None else None, hit.file_id)
         self.controller.learn_from_hit(results, hit)  # an opened result confirms its passage for the query
-
-    # ------------------------------------------------------------------ threads
-    def rename_thread(self, thread_id: int, title: str) -> None:
-        text, ok = QInputDialog.getText(self.window, "Rename thread", "Title:", text=title)
-        if ok and text.strip():
-            self.chat.rename_thread(thread_id, text.strip())
-
-    def delete_thread(self, thread_id: int, title: str) -> None:
-        if self.window.interactive:
-            answer = QMessageBox.question(self.window, "Delete thread", f"Delete the thread “{title}” and its messages?")
-            if answer != QMessageBox.StandardButton.Yes:
-                return
-        self.chat.delete_thread(thread_id)
-
-    def export_thread(self, thread_id: int, title: str) -> None:
-        safe = re.sub(r"[^\w.-]+", "-", title).strip("-")[:60] or "thread"
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export thread as Markdown", str(Path.home() / f"{safe}.md"),
-                                              "Markdown (*.md)")
-        if path:
-            self.chat.export_thread(thread_id, path)

@@ -74,11 +74,9 @@ def list_workspaces(service: WorkspaceService, progress: ProgressCallback, cance
 
 
 def preview(service: WorkspaceService, request: str, progress: ProgressCallback, cancel: CancelToken):
-    """Request → explained filter, without saving anything."""
-    from spar_desktop.core.workspaces.selection import explain
-
-    progress(Progress(0, None, "matching keywords to tags"))
-    return explain(service.library, service.manager.filter_for(request))
+    """Request → explained filter (rules, and the model when it answers), without saving anything."""
+    progress(Progress(0, None, "reading the request and matching keywords to tags"))
+    return service.manager.preview(request)
 
 
 def explain_filter(service: WorkspaceService, flt: Any, progress: ProgressCallback, cancel: CancelToken):

@@ -1,5 +1,5 @@
 """Right dock: the workspaces (status, build progress, archive/reactivate, export/import) and a
-search box over the selected one; also the desktop integration "Show in folder".
+search box over the selected one (what it says, as text: panel_text.py).
 
 Selecting a workspace makes it current (the controller tells chat); a double-clicked search
 hit asks the window to open the viewer at its page with the passage highlighted (and counts as
@@ -11,18 +11,12 @@ workspace was archived for being unused.
 
 from __future__ import annotations
 
-import html
-import os
-import re
-import sys
-from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Optional
 
-from PySide6.QtCore import Qt, QUrl, Signal
-from PySide6.QtGui import QColor, QDesktopServices
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
@@ -44,142 +38,20 @@ from spar_desktop.core.progress import Progress
 from spar_desktop.ui.base.flow_layout import FlowLayout
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.workspaces.controller import WorkspaceController
+from spar_desktop.ui.workspaces.panel_status import PanelStatusLines
+from spar_desktop.ui.workspaces.panel_text import describe_row, status_text
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
 from spar_desktop.ui.workspaces.rerank_follow import RerankFollowUp
 from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
 
 if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspaces/ops.py)
-    from spar_desktop.core.workspaces.freshness import Freshness
     from spar_desktop.core.workspaces.manager import WorkspaceInfo
 
 STATUS_COLOURS = {"active": "#1e7b34", "building": "#2f6fde", "archived": "#6a7180", "draft": "#a15c00",
                   "error": "#b3261e"}
 
 
-def status_text(row: WorkspaceInfo, building: bool) -> str:
-    if building:
-        return "updating" if row.built_at and row.status != "archived" else "building"
-    if row.status == "building":  # a build that never finished (the app closed mid-build)
-        return "interrupted"
-    return {"draft": "not built"}.get(row.status, row.status)
-
-
-def local_time(dt: datetime) -> str:
-    """The index stores naive UTC; people read their own clock."""
-    return f"{dt.replace(tzinfo=timezone.utc).astimezone():%Y-%m-%d %H:%M}"
-
-
-def describe_row(row: WorkspaceInfo, chunking: Optional[str] = None) -> str:
-    """The info line; ``chunking`` (from the last build or search) says how the workspace's files
-    were cut and scored, chosen from their own lengths (core/retrieval/keyword_units.py)."""
-    parts = []
-    if row.request:
-        parts.append(f"“{html.escape(row.request)}”")
-    counts = f"{row.file_count:,} files"
-    if row.chunk_count and row.status == "active":
-        counts += f", {row.chunk_count:,} passages"
-    parts.append(counts)
-    if row.built_at and row.status == "active":
-        parts.append(f"built {local_time(row.built_at)}")
-    if chunking and row.status == "active":
-        parts.append(html.escape(chunking))
-    if row.status == "archived":
-        parts.append("archived: reactivate to search (rebuilds from cached embeddings)")
-    elif row.status in ("draft", "building") and not row.built_at:
-        parts.append("build it to search and chat")
-    if row.last_error:
-        parts.append(f"<span style='color:#b3261e'>{html.escape(row.last_error)}</span>")
-    return " · ".join(parts)
-
-
-def build_time(dt: datetime, now: Optional[datetime] = None) -> str:
-    """'14:02' for a build of today, else '2024-05-03 14:02' (local time)."""
-    local = dt.replace(tzinfo=timezone.utc).astimezone()
-    today = (now or datetime.now(timezone.utc)).astimezone().date()
-    return f"{local:%H:%M}" if local.date() == today else f"{local:%Y-%m-%d %H:%M}"
-
-
-def archived_for_idleness(row: WorkspaceInfo, days: int, archived_now: bool = False) -> bool:
-    """Archived by the idle expiry: this session did it (``archived_now``), or it was archived
-    after ``days`` without use (the core records no reason; a manual archive that late reads the same)."""
-    if not row.archived or days <= 0:
-        return False
-    if archived_now:
-        return True
-    return row.archived_at is not None and row.archived_at - row.last_used_at >= timedelta(days=days)
-
-
-def freshness_line(row: Optional[WorkspaceInfo], fresh: Optional[Freshness], building: bool,
-                   idle_archived: bool = False, idle_days: int = 30) -> Optional[tuple[str, str, bool]]:
-    """(text, tone 'warn' | 'info', show Update) for the freshness line, or None to hide it."""
-    if row is None:
-        return None
-    if row.archived and not building:
-        if not idle_archived:
-            return None
-        return (f"Archived after {idle_days} days unused — Reactivate brings it up to date with the index",
-                "info", False)
-    if building:
-        if not row.built_at or row.archived:
-            return None  # a first build or a reactivation: the progress bar says it all
-        return (f"Updating… (answers come from the build of {build_time(row.built_at)} until it lands)",
-                "info", False)
-    if fresh is not None and fresh.stale:
-        counts = re.sub(r"(\d) ", "\\1\u00a0", fresh.counts())  # '1 removed' never wraps apart
-        return f"Out of date ({counts})", "warn", True
-    return None
-
-
-def freshness_tooltip(fresh: Freshness, listed: int = 20) -> str:
-    """The paths behind the counts (the first ``listed`` of them)."""
-    lines = ["The index changed since this workspace was built; Update reads only these files."]
-    left = listed
-    total = len(fresh.changed) + len(fresh.new) + len(fresh.removed)
-    for title, paths in (("Changed since the build:", fresh.changed), ("New (its filter admits them now):", fresh.new),
-                         ("Removed (gone, or no longer admitted):", fresh.removed)):
-        if paths and left > 0:
-            lines += ["", title] + [f"  {p}" for p in paths[:left]]
-            left -= min(left, len(paths))
-    if total > listed:
-        lines.append(f"… and {total - listed:,} more")
-    return "\n".join(lines)
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
-
-
-def describe_learning(stats, config=None) -> str:
-    """One line for the Learning row from MemoryStats, in plain words: how many helpful answers
-    (thumbs-up, opened results and citations) it learned from and when results change. Results
-    change when a round of batches closes (core/memory/learner.py); with more than one batch per
-    round the count to go is a lower bound."""
-    if not (stats.evolved_keys or stats.accepted or stats.pending or stats.chunks_with_memory):
-        return "Learning: nothing yet — rate answers or open results"
-    helpful = _n(stats.accepted, "helpful answer")
-    if stats.evolved_keys:
-        text = f"Learning: {helpful} changed the ranking of {_n(stats.evolved_keys, 'passage')}"
-        return text + (f"; {stats.pending:,} more count at the next update" if stats.pending else "")
-    if config is None:
-        from spar_desktop.core.memory import ERMConfig
-
-        config = ERMConfig()
-    to_go = max(1, config.batch_size - stats.pending)
-    exact = min(config.patience + 1, config.max_batches_per_round) <= 1
-    return f"Learning: {helpful} so far; {'' if exact else 'at least '}{to_go:,} more before results change"
-
-
-def learning_tooltip(stats) -> str:
-    lines = ["Passage keys move toward the words of questions they answered, so the next search finds them "
-             "sooner. They change in batches; Reset restores the original keys exactly.",
-             f"{_n(stats.chunks_with_memory, 'passage')} with memory, {_n(stats.units, 'expansion unit')}, "
-             f"{_n(stats.rounds, 'round')}, {stats.ignored:,} not used"]
-    if stats.last_evolved_at:
-        lines.append(f"last evolved {local_time(stats.last_evolved_at)}")
-    return "\n".join(lines)
-
-
-class WorkspacePanel(QWidget):
+class WorkspacePanel(PanelStatusLines, QWidget):
     new_requested = Signal()
     edit_requested = Signal(str)  # workspace name
     export_requested = Signal(str)
@@ -214,6 +86,17 @@ class WorkspacePanel(QWidget):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(6)
+        layout.addLayout(self._build_header())
+        self._build_list_section(layout)
+        layout.addWidget(self._build_learning_section())
+        layout.addWidget(self._build_actions_section())
+        self._build_progress_section(layout)
+        layout.addStretch(1)
+        self._build_search()
+        self._update_actions()
+
+    def _build_header(self) -> QHBoxLayout:
+        """'Workspaces' and New workspace…"""
         head = QHBoxLayout()
         title = QLabel("Workspaces")
         title.setObjectName("sectionTitle")
@@ -225,8 +108,11 @@ class WorkspacePanel(QWidget):
         head.addWidget(title)
         head.addStretch(1)
         head.addWidget(self.new_button)
-        layout.addLayout(head)
+        return head
 
+    def _build_list_section(self, layout: QVBoxLayout) -> None:
+        """The list (or what a workspace is when there is none), the selected one's description
+        and its freshness bar."""
         self.list = QTreeWidget()
         self.list.setObjectName("workspaceList")
         self.list.setHeaderLabels(["Workspace", "Status", "Files"])
@@ -255,21 +141,8 @@ class WorkspacePanel(QWidget):
         layout.addWidget(self.info)
         layout.addWidget(self._freshness_bar())
 
-        self.learning_box = QWidget()
-        ll = QHBoxLayout(self.learning_box)
-        ll.setContentsMargins(0, 0, 0, 0)
-        ll.setSpacing(4)
-        self.learning_label = QLabel()
-        self.learning_label.setObjectName("muted")
-        self.learning_label.setWordWrap(True)
-        self.reset_learning_button = QToolButton(text="Reset learning")
-        self.reset_learning_button.setToolTip("Forget what search learned from feedback: the original results, exactly")
-        self.reset_learning_button.clicked.connect(lambda: self._emit_for_current(self.reset_learning_requested))
-        ll.addWidget(self.learning_label, 1)
-        ll.addWidget(self.reset_learning_button, 0, Qt.AlignmentFlag.AlignTop)
-        self.learning_box.hide()
-        layout.addWidget(self.learning_box)
-
+    def _build_actions_section(self) -> QWidget:
+        """Build, Archive, Filter…, More (export, delete, import)."""
         # The buttons wrap to a second line in a narrow dock (or at 150% scale) instead of being cut.
         actions_box = QWidget()
         actions = FlowLayout(actions_box, spacing=4)
@@ -290,8 +163,10 @@ class WorkspacePanel(QWidget):
         self.more_button.setMenu(menu)
         for w in (self.build_button, self.archive_button, self.edit_button, self.more_button):
             actions.addWidget(w)
-        layout.addWidget(actions_box)
+        return actions_box
 
+    def _build_progress_section(self, layout: QVBoxLayout) -> None:
+        """A build's progress line and bar, with its cancel button."""
         self.progress_box = QWidget()
         pl = QHBoxLayout(self.progress_box)
         pl.setContentsMargins(0, 0, 0, 0)
@@ -307,10 +182,6 @@ class WorkspacePanel(QWidget):
         pl.addWidget(self.cancel_build_button)
         layout.addWidget(self.progress_label)
         layout.addWidget(self.progress_box)
-
-        layout.addStretch(1)
-        self._build_search()
-        self._update_actions()
 
     def _build_search(self) -> None:
         """Search box, "Cover my session", results: a section of its own that the window shows in
@@ -348,25 +219,6 @@ class WorkspacePanel(QWidget):
         self.results.currentRowChanged.connect(self._hit_selected)
         self.results.setToolTip("Double-click (or Enter) to open the document at this page")
         layout.addWidget(self.results, 1)
-
-    def _freshness_bar(self) -> QFrame:
-        """'Out of date (…)' with Update, 'Updating…', or 'Archived after N days unused'."""
-        self.freshness_bar = QFrame()
-        self.freshness_bar.setObjectName("freshnessBar")
-        fl = QHBoxLayout(self.freshness_bar)
-        fl.setContentsMargins(8, 4, 4, 4)
-        fl.setSpacing(6)
-        self.freshness_label = QLabel()
-        self.freshness_label.setObjectName("freshnessText")
-        self.freshness_label.setWordWrap(True)
-        self.update_button = QPushButton("Update")
-        self.update_button.setToolTip("Read the changed and new files and drop the removed ones; search and chat "
-                                      "keep answering from the current build meanwhile")
-        self.update_button.clicked.connect(self._build_clicked)
-        fl.addWidget(self.freshness_label, 1)
-        fl.addWidget(self.update_button, 0, Qt.AlignmentFlag.AlignVCenter)
-        self.freshness_bar.hide()
-        return self.freshness_bar
 
     def _ready(self) -> None:
         self.new_button.setEnabled(True)
@@ -466,53 +318,6 @@ class WorkspacePanel(QWidget):
             if r is not None:
                 self._paint_status(item, r)
 
-    # ------------------------------------------------------------------ freshness
-    def _show_freshness(self, row: Optional[WorkspaceInfo], building: bool) -> None:
-        c = self.controller
-        days = c.settings_value("workspace_idle_archive_days", 30)
-        fresh = c.freshness(row.name) if row is not None else None
-        idle = row is not None and archived_for_idleness(row, days, row.name.casefold() in c.archived_idle)
-        line = freshness_line(row, fresh, building, idle, days)
-        self.freshness_bar.setVisible(line is not None)
-        if line is None:
-            return
-        text, tone, update = line
-        self.freshness_label.setText(text)
-        if update and fresh is not None:
-            tip = freshness_tooltip(fresh)
-        elif tone == "info" and building:
-            tip = "Search and chat answer from the previous build until the update finishes; the next search " \
-                  "after it uses the new one."
-        else:
-            tip = (f"Unused for {days} days, so its vectors were dropped to free space (Settings ▸ Workspaces). "
-                   "Its filter, files, threads and history are kept.")
-        self.freshness_label.setToolTip(tip)
-        self.update_button.setVisible(update)
-        self.update_button.setEnabled(update and c.service is not None and not building)
-        if self.freshness_bar.property("tone") != tone:  # the style sheet colours the bar by tone
-            self.freshness_bar.setProperty("tone", tone)
-            self.freshness_bar.style().unpolish(self.freshness_bar)
-            self.freshness_bar.style().polish(self.freshness_bar)
-
-    # ------------------------------------------------------------------ learning
-    def _learning_loaded(self, name: str, stats) -> None:
-        row = self.controller.current
-        if row is not None and row.name.casefold() == name.casefold():
-            self._learning = stats
-            self._show_learning(row, self.controller.is_building(row.name))
-
-    def _show_learning(self, row: Optional[WorkspaceInfo], building: bool) -> None:
-        stats = self._learning
-        shown = row is not None and stats is not None and row.status in ("active", "archived")
-        self.learning_box.setVisible(shown)
-        if not shown:
-            return
-        self.learning_label.setText(describe_learning(stats, self.controller.erm_config))
-        self.learning_label.setToolTip(learning_tooltip(stats))
-        learned = bool(stats.evolved_keys or stats.chunks_with_memory or stats.pending or stats.accepted)
-        self.reset_learning_button.setVisible(learned)
-        self.reset_learning_button.setEnabled(learned and not building)
-
     def _emit_for_current(self, signal) -> None:
         if self.controller.current is not None:
             signal.emit(self.controller.current.name)
@@ -609,21 +414,3 @@ class WorkspacePanel(QWidget):
         hit = item.data(HIT_ROLE)
         if hit is not None:
             self.hit_activated.emit(hit)
-
-
-def reveal_in_file_manager(path: str) -> None:
-    """Select ``path`` in the platform's file manager (falls back to opening its folder)."""
-    from PySide6.QtCore import QProcess
-
-    if sys.platform == "win32":
-        QProcess.startDetached("explorer", [f"/select,{os.path.normpath(path)}"])
-    elif sys.platform == "darwin":
-        QProcess.startDetached("open", ["-R", path])
-    else:
-        uri = QUrl.fromLocalFile(path).toString()
-        ok = QProcess.startDetached("dbus-send", [
-            "--session", "--dest=org.freedesktop.FileManager1", "--type=method_call",
-            "/org/freedesktop/FileManager1", "org.freedesktop.FileManager1.ShowItems",
-            f"array:string:{uri}", "string:"])
-        if not ok:
-            QDesktopServices.openUrl(QUrl.fromLocalFile(os.path.dirname(path)))

@@ -1,10 +1,7 @@
 """The workspace dialog's "Read from the request" list (issue 32): each constraint read from the
 request — keywords, dates, file types, authors, folders — with where it came from (the rules, the
 language model or both) and a button that removes it; shown when a model read the request too.
-
-Also the dialog's preview op: the request read by the rules and, when Ollama answers within the
-setting's timeout, by the model (core/workspaces/request_merge.py), then explained. The dialog
-keeps only a few lines of hook (``install``, the op, ``show_filter``)."""
+The dialog keeps only a few lines of hook (``install``, ``show_filter``)."""
 
 from __future__ import annotations
 
@@ -14,25 +11,10 @@ from typing import Any
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback
 from spar_desktop.ui.workspaces import ops
 
 SOURCE_TEXT = {"rules": "rules", "model": "language model", "rules+model": "rules and language model", "": "you"}
 KIND_TEXT = {"keyword": "Keyword", "dates": "Dates", "type": "File type", "author": "Author", "folder": "Folder"}
-
-
-def preview_reading(service: Any, request: str, progress: ProgressCallback, cancel: CancelToken):
-    """Request → explained filter (rules, and the model when it answers), without saving anything."""
-    from spar_desktop.core.workspaces.request_merge import request_generator, understand_request
-    from spar_desktop.core.workspaces.selection import explain
-
-    settings = service.library.settings
-    progress(Progress(0, None, "reading the request"))
-    generate = request_generator(settings)
-    timeout = getattr(settings, "request_llm_timeout_s", 3.0)
-    reading = understand_request(request, generate, timeout_s=timeout)
-    progress(Progress(0, None, "matching keywords to tags"))
-    return explain(service.library, service.manager.filter_for(request, reading=reading))
 
 
 class ConstraintSources(QGroupBox):

@@ -22,7 +22,7 @@ from spar_desktop.core.progress import Progress
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER, ClustersNotBuilt
 from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.base.tasks import TaskError
-from spar_desktop.ui.relations import ops
+from spar_desktop.ui.workspaces import session_ops as ops
 
 log = logging.getLogger(__name__)
 NEEDS_CLUSTERS = ("It needs this workspace's co-occurrence clusters (files used together, learned from its files "

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.ui.base.elided_label import ElidedLabel
-from spar_desktop.ui.workspaces.panel import build_time
+from spar_desktop.ui.workspaces.panel_text import build_time
 
 SIDE_BY_SIDE_MIN = 1000  # px of centre below which the chat goes under the results
 
