@@ -2,7 +2,7 @@
 pool, each returning the immutable GraphPayload the view draws.
 
 Relations are built on first use of a (scope, method) and stored; later loads bring them up to
-date with the files first (core/relations/incremental.py: EDR-MQ adds and drops only what changed,
+date with the files first (core/relations/update_stored.py: EDR-MQ adds and drops only what changed,
 TF-IDF and co-occurrence recompute; nothing when no file changed), then redo communities and the
 ForceAtlas2 layout (seconds at most). ``rebuild`` recomputes them exactly. A workspace's relations
 are built when first shown; the whole index's only once the user has seen the estimate and said
@@ -19,7 +19,8 @@ from spar_desktop.core.in_thread import in_low_priority_thread
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.relations.payload import GraphPayload
-from spar_desktop.core.relations.scope import BuildNotConfirmed, RelationsError
+from spar_desktop.core.relations.errors import RelationsError
+from spar_desktop.core.relations.scope import BuildNotConfirmed
 
 # The methods the tab offers, default first, with the labels the combo, status line and task titles show.
 METHODS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))
@@ -31,7 +32,7 @@ TOP_PER_NODE = 10  # each document keeps its 10 strongest relations: readable, a
 def load_graph(library: Library, workspace: Optional[str], method: str, progress: ProgressCallback,
                cancel: CancelToken, *, rebuild: bool = False, confirmed: bool = False,
                encoder: Any = None) -> GraphPayload:
-    from spar_desktop.core.relations.incremental import update_relations
+    from spar_desktop.core.relations.update_stored import update_relations
     from spar_desktop.core.relations.service import build_relations, graph_payload, require_confirmation
 
     require_confirmation(library, workspace, method, rebuild=rebuild, confirmed=confirmed, encoder=encoder)
@@ -73,10 +74,10 @@ class RelationsNotBuilt(RelationsError):
 
 def built_methods(library: Library, workspace: Optional[str]) -> list[str]:
     """The methods with relations stored for ``workspace`` (None: the whole index), newest first."""
-    from spar_desktop.core.relations import store
+    from spar_desktop.core.relations import persist
     from spar_desktop.core.relations.scope import scope_key, workspace_id
 
-    return [m for m, _ in store.available(library.settings.data_dir, scope_key(workspace_id(library, workspace)))]
+    return [m for m, _ in persist.available(library.settings.data_dir, scope_key(workspace_id(library, workspace)))]
 
 
 def _in_workspace(library: Library, workspace: str, file_id: int) -> bool:
@@ -132,7 +133,7 @@ def count_changes(library: Library, workspace: Optional[str], method: str, progr
                   cancel: CancelToken) -> Optional[int]:
     """How many files of the scope were added, changed or removed since its stored ``method``
     build (None: nothing stored). Reads meta.json and the index only."""
-    from spar_desktop.core.relations.incremental import pending_changes
+    from spar_desktop.core.relations.build_delta import pending_changes
 
     changes = pending_changes(library, workspace, method)
     return None if changes is None else len(changes)
@@ -149,19 +150,19 @@ def update_graph(library: Library, workspace: Optional[str], method: str, progre
 # -- Cover my session (cluster-expanded search in the workspace panel) ------------------------------
 def has_clusters(library: Library, workspace: str, progress: ProgressCallback, cancel: CancelToken) -> bool:
     """Whether ``workspace`` has a co-occurrence build (what Cover my session needs)."""
-    from spar_desktop.core.relations import store
+    from spar_desktop.core.relations import persist
     from spar_desktop.core.relations.scope import scope_key, workspace_id
 
     try:
-        meta = store.load_meta(store.relations_dir(library.settings.data_dir,
+        meta = persist.load_meta(persist.relations_dir(library.settings.data_dir,
                                                    scope_key(workspace_id(library, workspace)), "cooc"))
-    except store.RelationsStoreError:
+    except persist.RelationsStoreError:
         return False
     return bool(meta.get("has_clusters"))
 
 
 def build_clusters(library: Library, workspace: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
-    """The workspace's co-occurrence clusters (a full build: see core/relations/incremental.py)."""
+    """The workspace's co-occurrence clusters (a full build: see core/relations/update_stored.py)."""
     from spar_desktop.core.relations.service import build_relations
 
     return build_relations(library, workspace=workspace, method="cooc", progress=progress, cancel=cancel)
