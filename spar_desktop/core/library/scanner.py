@@ -143,6 +143,7 @@ class Scanner:
             roots = [f.path for f in s.scalars(select(Folder))]
         return self.scan(roots, progress=progress, cancel=cancel)
 
+
 class _ScanRun:
     """State of one scan of one subtree of a root (kept out of Scanner so Scanner is reusable).
 
@@ -214,7 +215,6 @@ class _ScanRun:
                 self.writer.flush()
                 self.report.cancelled = True
             self._finish(complete)
-
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a

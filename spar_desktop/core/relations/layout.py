@@ -279,7 +279,9 @@ def _start_positions(n: int, E: np.ndarray, raw: np.ndarray, mass: np.ndarray, s
     if start == "spectral":
         # Scale of the equilibrium: gravity k_g·m balances repulsion k_r·m·Σm/r at r ≈ k_r·Σm/k_g.
         scale = s.scaling_ratio * float(mass.sum()) / max(s.gravity, 1e-9) / 8.0
-        return spectral_start(n, E, raw, scale, rng)  # structure from the raw (similarity) weights
+        P = spectral_start(n, E, raw, scale, rng)  # structure from the raw (similarity) weights
+        if P is not None:  # None: no structure to start from (too few nodes or edges)
+            return P
     return (rng.random((n, 2)) - 0.5) * 10.0 * math.sqrt(n)
 
 
