@@ -151,7 +151,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
         build_s = time.perf_counter() - t
         t = time.perf_counter()
         full_dir = persist.save(work / "full", persist.StoredRelations("edrmq", "bench", full.ids, full.acc,
-                                                                   fingerprints=fingerprints(after)))
+                                                                       fingerprints=fingerprints(after)))
         save_s = time.perf_counter() - t
         out["full"] = {"queries_run": int(full.acc.n_queries), "fresh_documents": full.fresh,
                        "encode_queries_s": round(full_enc.seconds, 2), "build_s": round(build_s, 2),

@@ -150,7 +150,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     if method == "tfidf":
         R = tfidf_top_k(docs.texts, progress=progress, cancel=cancel)
         stored = persist.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                       {"top_k": 25})
+                                         {"top_k": 25})
         counts: dict[str, int] = {}
     elif method == "cooc":
         stored, counts = _build_cooc(library, docs, ws_id, scope, enc, question_fn, progress, cancel)
@@ -278,7 +278,7 @@ def _build_cooc(library, docs: DocSet, ws_id, scope, enc, question_fn, progress,
     R = clusters.relation_matrix()
     counts = {"sessions": len(real), "walks": len(docs), "questions": len(questions), "sequences": len(seqs)}
     stored = persist.StoredRelations("cooc", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                   {"dim": 100, "window": 2, "negative": 10, "epochs": 30, "seed": 42},
-                                   docs.model_id, stats={"sequences": counts},
-                                   cluster_labels=clusters.labels, cooc_vectors=clusters.embeddings)
+                                     {"dim": 100, "window": 2, "negative": 10, "epochs": 30, "seed": 42},
+                                     docs.model_id, stats={"sequences": counts},
+                                     cluster_labels=clusters.labels, cooc_vectors=clusters.embeddings)
     return stored, counts

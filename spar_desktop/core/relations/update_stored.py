@@ -34,7 +34,7 @@ def update_relations(library: "Library", workspace: Optional[str] = None, method
     kwargs: dict[str, Any] = {}
     if method == "edrmq":
         meta = persist.load_meta(persist.relations_dir(library.settings.data_dir,
-                                                   scope_key(workspace_id(library, workspace)), method))
+                                                       scope_key(workspace_id(library, workspace)), method))
         params = dict(meta.get("params") or {})
         kwargs["retriever"] = params.pop("retriever", "dense")
         fields = set(EdrmqParams.__dataclass_fields__)

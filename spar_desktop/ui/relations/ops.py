@@ -155,7 +155,7 @@ def has_clusters(library: Library, workspace: str, progress: ProgressCallback, c
 
     try:
         meta = persist.load_meta(persist.relations_dir(library.settings.data_dir,
-                                                   scope_key(workspace_id(library, workspace)), "cooc"))
+                                                       scope_key(workspace_id(library, workspace)), "cooc"))
     except persist.RelationsStoreError:
         return False
     return bool(meta.get("has_clusters"))

@@ -65,7 +65,7 @@ def test_update_keeps_R_as_S_over_N_and_only_queries_the_fresh_documents():
 
     full = update_edrmq(docs, accumulate, queries=[(f"q{i}", "log") for i in range(30)], synthetic=False)
     prev = persist.StoredRelations("edrmq", "index", full.ids, full.acc, stats={"queries": full.counts},
-                                 fingerprints={d: "h" + d for d in ids})
+                                   fingerprints={d: "h" + d for d in ids})
     before = prev.acc.total.toarray().copy()
     # remove documents 3 and 17, change 5 (new vector), add 30
     keep = [i for i in range(30) if i not in (3, 17)]

@@ -52,8 +52,8 @@ def test_query_sets_and_sessions_from_the_log(library):
 def test_store_round_trip_without_pickle(tmp_path):
     total = sparse.csr_matrix(np.array([[0, 0.2, 0], [0.1, 0, 0.3], [0, 0, 0]]))
     stored = persist.StoredRelations("cooc", "index", ["1", "2", "3"], RelationAccumulator(3, total, 4),
-                                   {"k1": 5}, "model@1", 17, stats={"queries": {"log": 4}},
-                                   cluster_labels=np.array([0, 0, 1]), cooc_vectors=np.eye(3, dtype=np.float32))
+                                     {"k1": 5}, "model@1", 17, stats={"queries": {"log": 4}},
+                                     cluster_labels=np.array([0, 0, 1]), cooc_vectors=np.eye(3, dtype=np.float32))
     d = persist.save(persist.relations_dir(tmp_path, "index", "cooc"), stored)
     back = persist.load(d)
     assert back.ids == ["1", "2", "3"] and back.acc.n_queries == 4 and back.last_log_id == 17
