@@ -33,7 +33,7 @@ from scipy import sparse
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from spar_desktop.core.relations.documents import normalize_rows  # noqa: E402
+from spar_desktop.core.relations.doc_vectors import normalize_rows  # noqa: E402
 from spar_desktop.core.relations.edrmq import EdrmqParams, accumulate_dense, top_k_rows  # noqa: E402
 from tests.support.corpora import shared_data  # noqa: E402
 

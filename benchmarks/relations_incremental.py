@@ -113,10 +113,10 @@ def neighbours(R, row: int, k: int = 5) -> list[int]:
 def run(cache: Path, share: float, limit: int | None = None) -> dict:
     from spar_desktop.core.eval.beir import load_beir
     from spar_desktop.core.embedding.encoder import get_encoder
-    from spar_desktop.core.relations import store
+    from spar_desktop.core.relations import persist
     from spar_desktop.core.relations.edrmq import EdrmqParams
     from spar_desktop.core.relations.evaluation import corpus_docs, edge_precision, pairs_from_groups
-    from spar_desktop.core.relations.incremental import fresh_queries, update_edrmq
+    from spar_desktop.core.relations.build_delta import fresh_queries, update_edrmq
     from spar_desktop.core.relations.names import DEFAULT_RETRIEVER
     from spar_desktop.core.relations.service import edrmq_accumulator
     from spar_desktop.core.relations.synthetic import synthetic_queries
@@ -150,8 +150,8 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
                             fingerprints=fingerprints(after))
         build_s = time.perf_counter() - t
         t = time.perf_counter()
-        full_dir = store.save(work / "full", store.StoredRelations("edrmq", "bench", full.ids, full.acc,
-                                                                   fingerprints=fingerprints(after)))
+        full_dir = persist.save(work / "full", persist.StoredRelations("edrmq", "bench", full.ids, full.acc,
+                                                                       fingerprints=fingerprints(after)))
         save_s = time.perf_counter() - t
         out["full"] = {"queries_run": int(full.acc.n_queries), "fresh_documents": full.fresh,
                        "encode_queries_s": round(full_enc.seconds, 2), "build_s": round(build_s, 2),
@@ -163,20 +163,20 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
         setup = update_edrmq(docs_before, edrmq_accumulator(DEFAULT_RETRIEVER, params, RecordingEncoder(raw, full_enc.memo,
                                                                                               record=False)),
                              fingerprints=fingerprints(before))
-        prev_dir = store.save(work / "incremental", store.StoredRelations(
+        prev_dir = persist.save(work / "incremental", persist.StoredRelations(
             "edrmq", "bench", setup.ids, setup.acc, stats={"queries": setup.counts}, fingerprints=fingerprints(before)))
 
         # -- the incremental update (timed) ----------------------------------------------------------
         inc_enc = RecordingEncoder(raw)
         t = time.perf_counter()
-        prev = store.load(prev_dir)
+        prev = persist.load(prev_dir)
         load_store_s = time.perf_counter() - t
         t = time.perf_counter()
         inc = update_edrmq(docs_after, edrmq_accumulator(DEFAULT_RETRIEVER, params, inc_enc), prev=prev,
                            fingerprints=fingerprints(after))
         update_s = time.perf_counter() - t
         t = time.perf_counter()
-        store.save(prev_dir, store.StoredRelations("edrmq", "bench", inc.ids, inc.acc, fingerprints=fingerprints(after)))
+        persist.save(prev_dir, persist.StoredRelations("edrmq", "bench", inc.ids, inc.acc, fingerprints=fingerprints(after)))
         inc_save_s = time.perf_counter() - t
         inc_total = load_s + load_store_s + update_s + inc_save_s
         out["incremental"] = {"changes": inc.changes.to_json(), "fresh_documents": inc.fresh,
@@ -192,7 +192,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
         out["goal_met"] = inc_total <= GOAL * full_total
 
         # -- quality: incremental vs the exact rebuild, both vs co-cited pairs --------------------
-        R_full = store.load(full_dir).matrix()
+        R_full = persist.load(full_dir).matrix()
         at = {d: i for i, d in enumerate(inc.ids)}
         order = [at[d] for d in full.ids]  # the incremental rows in the full build's order
         R_inc = inc.acc.matrix()[order][:, order]
@@ -209,7 +209,7 @@ def run(cache: Path, share: float, limit: int | None = None) -> dict:
             "top_e_pairs_shared_with_full": round(same / e, 4),
             "new_and_edited_documents_top5_neighbours_shared_with_full": round(float(np.mean(overlap)), 4),
         }
-        # why new documents' sentences are weighed with a sample of the others (incremental.py)
+        # why new documents' sentences are weighed with a sample of the others (build_delta.py)
         rows = [i for i, d in enumerate(docs_after.ids) if d in added_ids | edited_ids]
         exact = {}
         for q in synthetic_queries(docs_after.titles, docs_after.texts):

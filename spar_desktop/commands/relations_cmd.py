@@ -127,7 +127,7 @@ def _guard(fn):
     def wrapper(args):
         from spar_desktop.core.memory_budget import MemoryBudgetExceeded, budget_message, capped_process_memory
         from spar_desktop.core.progress import Cancelled
-        from spar_desktop.core.relations.scope import RelationsError
+        from spar_desktop.core.relations.errors import RelationsError
 
         try:
             with capped_process_memory():  # one huge allocation fails here, not the machine

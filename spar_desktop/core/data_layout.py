@@ -90,7 +90,7 @@ class DataLayout:
     # -- the rest --------------------------------------------------------------------------------
     @property
     def relations(self) -> Path:
-        """Stored relations, one folder per scope and method (core/relations/store.py)."""
+        """Stored relations, one folder per scope and method (core/relations/persist.py)."""
         return self.root / "relations"
 
     @property

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from tests.ui.conftest import BUILD_TIMEOUT_MS, TOPICS, UI_TIMEOUT_MS, wait_graph, write_topic_share
 from tests.ui.test_relations_tab import accept_offer
 
@@ -59,7 +59,7 @@ def test_changed_files_mark_the_graph_out_of_date_and_update_it(qtbot, watched_w
     assert after is not before and after.method == "edrmq" and after.n_nodes == 12
     assert str(new) in after.paths and str(gone) not in after.paths and str(edited) in after.paths
     # the update was incremental: only the new and the edited file were queried
-    stored = store.load(store.relations_dir(w.settings.data_dir, "index", "edrmq"))
+    stored = persist.load(persist.relations_dir(w.settings.data_dir, "index", "edrmq"))
     assert stored.stats["last_update"] == {"added": 1, "changed": 1, "removed": 1, "fresh_documents": 2}
     # the edited file, now about baking, is linked to cooking files
     row = after.paths.index(str(edited))
@@ -95,11 +95,11 @@ def test_rebuild_recomputes_exactly_after_updates(qtbot, watched_window):
     w.relations.show()
     accept_offer(qtbot, w)
     wait_graph(qtbot, w, "edrmq", BUILD_TIMEOUT_MS)
-    where = store.relations_dir(w.settings.data_dir, "index", "edrmq")
+    where = persist.relations_dir(w.settings.data_dir, "index", "edrmq")
     change_files(root)
-    qtbot.waitUntil(lambda: "last_update" in store.load(where).stats and w.runner.is_idle(), timeout=BUILD_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: "last_update" in persist.load(where).stats and w.runner.is_idle(), timeout=BUILD_TIMEOUT_MS)
     view.rebuild_button.click()
     accept_offer(qtbot, w, rebuild=True)
     qtbot.waitUntil(lambda: not w.runner.is_running("relations-graph"), timeout=BUILD_TIMEOUT_MS)
-    stored = store.load(where)
+    stored = persist.load(where)
     assert "last_update" not in stored.stats and len(stored.ids) == 12  # every query against every document

@@ -86,7 +86,7 @@ def test_relations_tab_builds_selects_files_and_switches_method(qtbot, indexed_w
 
 
 def test_rebuild_and_co_occurrence_clusters(qtbot, indexed_window):
-    from spar_desktop.core.relations import store
+    from spar_desktop.core.relations import persist
 
     w = indexed_window
     view = w.relations.view
@@ -95,7 +95,7 @@ def test_rebuild_and_co_occurrence_clusters(qtbot, indexed_window):
     accept_offer(qtbot, w)
     wait_graph(qtbot, w, "tfidf")
     assert w.relations.loaded_for == (None, "tfidf")
-    meta = store.relations_dir(w.settings.data_dir, "index", "tfidf") / "meta.json"
+    meta = persist.relations_dir(w.settings.data_dir, "index", "tfidf") / "meta.json"
     before = meta.stat().st_mtime_ns
     view.rebuild_button.click()
     accept_offer(qtbot, w, rebuild=True)

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.expanded_search import EXPANSION_LABEL, EXPANSION_NOTE, FROM_CLUSTER
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HitDelegate, hit_html
 from spar_desktop.ui.workspaces.session_search import NEEDS_CLUSTERS
@@ -69,12 +69,12 @@ def test_cover_my_session_builds_clusters_then_marks_what_they_add(qtbot, worksp
     manager = w.workspaces.service.manager
     ranked = list(dict.fromkeys(h.file_id for h in manager.search("mix", QUERY, k=50).hits))
     outsider = ranked[-1]
-    d = store.relations_dir(w.settings.data_dir, f"workspace-{w.workspaces.row('mix').id}", "cooc")
-    cooc = store.load(d)
+    d = persist.relations_dir(w.settings.data_dir, f"workspace-{w.workspaces.row('mix').id}", "cooc")
+    cooc = persist.load(d)
     space = {str(h.file_id) for h in manager.search("mix", QUERY, k=50).hits if "/Space/" in h.path}
     labels = np.array([0 if d in space or d == str(outsider) else i + 1 for i, d in enumerate(cooc.ids)])
     cooc.cluster_labels = np.unique(labels, return_inverse=True)[1]
-    store.save(d, cooc)
+    persist.save(d, cooc)
 
     button.click()
     qtbot.waitUntil(lambda: panel.results_label.text().startswith(f"{EXPANSION_LABEL}:") and w.runner.is_idle(),

@@ -59,10 +59,6 @@ class AnswerResult:
     notice: Optional[str] = None  # the 'Ollama is not reachable' banner, given once per session
     timings: Timings = field(default_factory=Timings)
 
-    @property
-    def invalid_citations(self) -> tuple[int, ...]:
-        return tuple(c.n for c in self.citations if not c.valid)
-
     def to_json(self) -> dict:
         return {"thread_id": self.thread_id, "message_id": self.message_id, "question": self.question,
                 "text": self.text, "mode": self.mode, "status": self.status, "model": self.model,
@@ -130,83 +126,119 @@ class ChatSession:
         # Database work runs in worker threads: under qasync this loop is the UI thread.
         thread = await asyncio.to_thread(self.threads.get, thread_id)  # ThreadError before anything is stored
         model = model or self.model
-        t0 = time.perf_counter()
-        user_id = await asyncio.to_thread(self.threads.add_user_message, thread.id, question)
+        turn = _Turn(self.threads, thread, question, on_token)
+        turn.user_id = await asyncio.to_thread(self.threads.add_user_message, thread.id, question)
         await asyncio.to_thread(self.threads.touch, thread.id, title_from=question)
-        streamed: list[str] = []
-
-        def emit(delta: str) -> None:
-            streamed.append(delta)
-            if on_token is not None:
-                on_token(delta)
-
-        def finish(text: str, status: str, mode: str, *, passages: tuple[Passage, ...] = (),
-                   citations: tuple[Citation, ...] = (), error: Optional[str] = None, kind: Optional[str] = None,
-                   notice: Optional[str] = None, used_model: Optional[str] = None, log_id: Optional[int] = None,
-                   timings: Optional[Timings] = None) -> AnswerResult:
-            timings = timings or Timings(total_ms=(time.perf_counter() - t0) * 1000)
-            mid = self.threads.add_assistant_message(
-                thread.id, content=text, status=status, mode=mode, error=error, model=used_model, passages=passages,
-                citations=citations, timings=timings.to_json(), log_id=log_id)
-            self.threads.touch(thread.id, model=used_model)
-            return AnswerResult(thread.id, mid, user_id, question, text, citations, passages, used_model, mode,
-                                status, error, kind, notice, timings)
 
         # 1. Retrieval (sync, CPU/disk bound: a worker thread keeps the event loop responsive).
         try:
             results = await asyncio.to_thread(self.manager.search, thread.workspace, question, k or self.k,
                                               "hybrid", f"thread-{thread.id}", "chat")
         except WorkspaceError as exc:
-            return await asyncio.to_thread(finish, "", MessageStatus.ERROR, AnswerMode.RETRIEVAL_ONLY, error=str(exc), kind="workspace")
+            return await turn.finish_async("", MessageStatus.ERROR, AnswerMode.RETRIEVAL_ONLY, error=str(exc),
+                                           kind="workspace")
         except asyncio.CancelledError:
-            finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
+            turn.finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
             raise
         if self.llm_available is not False:  # known down: no reranking attempt, no delay
             results = await asyncio.to_thread(rerank_with_settings, results, self.manager.library.settings,
                                               model, self.ollama.host)
-        retrieval_ms = results.latency_ms + (results.rerank.latency_ms if results.rerank else 0.0)
         passages = passages_from_hits(results.hits, self.passage_chars)
         if not passages:
             text = NOTHING_FOUND.format(ws=thread.workspace)
             if results.message:
                 text += f" ({results.message})"
-            emit(text)
-            return await asyncio.to_thread(finish, text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, log_id=results.log_id,
-                          timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
+            turn.emit(text)
+            return await turn.finish_async(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, log_id=results.log_id,
+                                           timings=Timings(_retrieval_ms(results), total_ms=turn.elapsed_ms()))
         if cancel is not None and cancel.cancelled:
-            return await asyncio.to_thread(finish, "", MessageStatus.STOPPED, AnswerMode.LLM, passages=passages, log_id=results.log_id)
-
+            return await turn.finish_async("", MessageStatus.STOPPED, AnswerMode.LLM, passages=passages,
+                                           log_id=results.log_id)
         # 2. Generation, streamed.
-        messages = build_messages(question, passages, await asyncio.to_thread(self.threads.history, thread.id))
+        return await self._generate(turn, passages, results, cancel, model, on_notice)
+
+    async def _generate(self, turn: _Turn, passages: tuple[Passage, ...], results: Any,
+                        cancel: Optional[CancelToken], model: Optional[str],
+                        on_notice: Optional[Callable[[str], Any]]) -> AnswerResult:
+        """The model's streamed answer over ``passages``; the passages alone when no server answers."""
+        retrieval_ms = _retrieval_ms(results)
+        messages = build_messages(turn.question, passages, await asyncio.to_thread(self.threads.history, turn.thread.id))
         t_gen = time.perf_counter()
         try:
-            out = await self.ollama.stream_chat(messages, emit, cancel, model)
+            out = await self.ollama.stream_chat(messages, turn.emit, cancel, model)
         except ChatError as exc:
-            if exc.kind == ErrorKind.UNREACHABLE and not streamed:
-                notice = self._set_available(False)
-                if notice and on_notice is not None:
-                    on_notice(notice)
-                passages = reading_order(passages)  # the numbers the grouped text shows, in order
-                text = retrieval_only_text(passages)
-                emit(text)
-                return await asyncio.to_thread(finish, text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,
-                              citations=all_citations(passages), notice=notice, log_id=results.log_id,
-                              timings=Timings(retrieval_ms, total_ms=(time.perf_counter() - t0) * 1000))
+            if exc.kind == ErrorKind.UNREACHABLE and not turn.streamed:
+                return await self._retrieval_only(turn, passages, results, on_notice)
             self.llm_available = True  # it answered, even if with an error
-            text = "".join(streamed)
-            return await asyncio.to_thread(finish, text, MessageStatus.ERROR, AnswerMode.LLM, passages=passages,
-                          citations=parse_citations(text, passages), error=str(exc), kind=exc.kind,
-                          used_model=model, log_id=results.log_id,
-                          timings=Timings(retrieval_ms, None, (time.perf_counter() - t_gen) * 1000,
-                                          (time.perf_counter() - t0) * 1000))
+            text = "".join(turn.streamed)
+            return await turn.finish_async(text, MessageStatus.ERROR, AnswerMode.LLM, passages=passages,
+                                           citations=parse_citations(text, passages), error=str(exc), kind=exc.kind,
+                                           used_model=model, log_id=results.log_id,
+                                           timings=Timings(retrieval_ms, None, (time.perf_counter() - t_gen) * 1000,
+                                                           turn.elapsed_ms()))
         except asyncio.CancelledError:  # the caller's task was cancelled: keep what was said
-            text = "".join(streamed)
-            finish(text, MessageStatus.STOPPED, AnswerMode.LLM, passages=passages,
-                   citations=parse_citations(text, passages), used_model=model, log_id=results.log_id)
+            text = "".join(turn.streamed)
+            turn.finish(text, MessageStatus.STOPPED, AnswerMode.LLM, passages=passages,
+                        citations=parse_citations(text, passages), used_model=model, log_id=results.log_id)
             raise
         self._set_available(True)
-        timings = Timings(retrieval_ms, out.first_token_ms, out.total_ms, (time.perf_counter() - t0) * 1000,
+        timings = Timings(retrieval_ms, out.first_token_ms, out.total_ms, turn.elapsed_ms(),
                           out.stats.get("prompt_tokens"), out.stats.get("output_tokens"), out.stats.get("load_ms"))
-        return await asyncio.to_thread(finish, out.text, MessageStatus.STOPPED if out.stopped else MessageStatus.OK, AnswerMode.LLM,
-                      passages=passages, citations=parse_citations(out.text, passages), used_model=out.model,
-                      log_id=results.log_id, timings=timings)
+        return await turn.finish_async(out.text, MessageStatus.STOPPED if out.stopped else MessageStatus.OK,
+                                       AnswerMode.LLM, passages=passages, citations=parse_citations(out.text, passages),
+                                       used_model=out.model, log_id=results.log_id, timings=timings)
+
+    async def _retrieval_only(self, turn: _Turn, passages: tuple[Passage, ...], results: Any,
+                              on_notice: Optional[Callable[[str], Any]]) -> AnswerResult:
+        """No server to answer: the banner (when due), then the passages grouped, every one cited."""
+        notice = self._set_available(False)
+        if notice and on_notice is not None:
+            on_notice(notice)
+        passages = reading_order(passages)  # the numbers the grouped text shows, in order
+        text = retrieval_only_text(passages)
+        turn.emit(text)
+        return await turn.finish_async(text, MessageStatus.OK, AnswerMode.RETRIEVAL_ONLY, passages=passages,
+                                       citations=all_citations(passages), notice=notice, log_id=results.log_id,
+                                       timings=Timings(_retrieval_ms(results), total_ms=turn.elapsed_ms()))
+
+
+class _Turn:
+    """One question being answered: its thread, the user's message, the text streamed so far; ``finish``
+    stores the assistant's message and makes the result."""
+
+    def __init__(self, threads: ThreadStore, thread: Any, question: str,
+                 on_token: Optional[Callable[[str], Any]]) -> None:
+        self.threads, self.thread, self.question, self.on_token = threads, thread, question, on_token
+        self.t0 = time.perf_counter()
+        self.user_id = 0
+        self.streamed: list[str] = []
+
+    def elapsed_ms(self) -> float:
+        return (time.perf_counter() - self.t0) * 1000
+
+    def emit(self, delta: str) -> None:
+        self.streamed.append(delta)
+        if self.on_token is not None:
+            self.on_token(delta)
+
+    def finish(self, text: str, status: str, mode: str, *, passages: tuple[Passage, ...] = (),
+               citations: tuple[Citation, ...] = (), error: Optional[str] = None, kind: Optional[str] = None,
+               notice: Optional[str] = None, used_model: Optional[str] = None, log_id: Optional[int] = None,
+               timings: Optional[Timings] = None) -> AnswerResult:
+        timings = timings or Timings(total_ms=self.elapsed_ms())
+        thread = self.thread
+        mid = self.threads.add_assistant_message(
+            thread.id, content=text, status=status, mode=mode, error=error, model=used_model, passages=passages,
+            citations=citations, timings=timings.to_json(), log_id=log_id)
+        self.threads.touch(thread.id, model=used_model)
+        return AnswerResult(thread.id, mid, self.user_id, self.question, text, citations, passages, used_model, mode,
+                            status, error, kind, notice, timings)
+
+    async def finish_async(self, *args: Any, **kwargs: Any) -> AnswerResult:
+        """``finish`` in a worker thread (database work off the UI loop)."""
+        return await asyncio.to_thread(self.finish, *args, **kwargs)
+
+
+def _retrieval_ms(results: Any) -> float:
+    """The search, plus the model's reranking when it was asked."""
+    return results.latency_ms + (results.rerank.latency_ms if results.rerank else 0.0)

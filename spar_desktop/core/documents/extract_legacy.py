@@ -72,14 +72,6 @@ def extract_ppt(path: Path, budget: ExtractionBudget) -> ExtractedDocument:
     return _extract_legacy(path, budget, "ppt")
 
 
-def legacy_converter(fmt: str = "doc") -> Optional[str]:
-    """The tool that would read a legacy ``fmt`` ('doc' or 'ppt') file here, None when none is
-    installed (for messages such as "install LibreOffice ...")."""
-    if _soffice():
-        return "LibreOffice"
-    return next((tool[0] for tool in _TEXT_TOOLS[fmt] if shutil.which(tool[0])), None)
-
-
 def _extract_legacy(path: Path, budget: ExtractionBudget, fmt: str) -> ExtractedDocument:
     kind = _sniff(path)
     if kind != "ole":

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
 
 def _punctuation_class() -> str:
@@ -76,14 +76,6 @@ def estimate_unit(unit: str) -> float:
     # Non-ASCII words: accented Latin is stripped to ASCII by the uncased tokenizer, but Cyrillic,
     # Greek, Arabic etc. have few multi-char pieces in the vocabulary; one per char is safe.
     return float(n)
-
-
-def estimate_tokens(text: str, unit_cost: Optional[UnitCost] = None) -> int:
-    """Estimated encoder tokens in ``text`` (without [CLS]/[SEP]), rounded up."""
-    cost = unit_cost or estimate_unit
-    # Summed in integer hundredths exactly as the chunker does, so both agree to the token.
-    hundredths = sum(round(cost(m.group()) * 100) for m in UNIT_RE.finditer(text))
-    return -(-hundredths // 100)
 
 
 def counter_from_tokenizer(tokenizer: Any) -> UnitCost:

@@ -96,12 +96,32 @@ def build_model(tensors: Mapping[str, np.ndarray], cfg: BertConfig, *, fused: bo
     from onnx import TensorProto, helper  # deferred: see _Builder
 
     w, b = _Weights(tensors), _Builder()
-    H, heads = cfg.hidden, cfg.heads
-    head_dim = H // heads
-    f32 = np.float32
+    x = _embeddings(b, w, cfg)
+    mask_f = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
+    if fused:
+        mask = b.op("Cast", ["attention_mask"], to=TensorProto.INT32)
+    else:
+        mask = _additive_mask(b, mask_f, cfg)
+    for i in range(cfg.layers):
+        layer = _LayerWeights.of(w, i)
+        x = _fused_layer(b, x, layer, f"l{i}_", mask, cfg) if fused else _plain_layer(b, x, layer, i, mask, cfg)
+    _mean_pool(b, x, mask_f)
 
-    # Embeddings: token type is always 0 for single sentences, so its row is folded into the
-    # word table (one Gather and one Add fewer per batch).
+    graph = helper.make_graph(
+        b.nodes, "sentence_encoder",
+        [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")],
+        [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", cfg.hidden])],
+        initializer=b.inits,
+    )
+    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(MS, 1)] if fused else [])
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="spar-desktop")
+    model.ir_version = 8  # the oldest IR that carries opset 17: loads in any recent runtime
+    return model
+
+
+def _embeddings(b: _Builder, w: _Weights, cfg: BertConfig) -> str:
+    """Word + position embeddings, layer-normalised. Token type is always 0 for single sentences,
+    so its row is folded into the word table (one Gather and one Add fewer per batch)."""
     word = w("embeddings.word_embeddings.weight") + w("embeddings.token_type_embeddings.weight")[0]
     b.const("word_emb", word)
     b.const("pos_emb", w("embeddings.position_embeddings.weight"))
@@ -110,25 +130,47 @@ def build_model(tensors: Mapping[str, np.ndarray], cfg: BertConfig, *, fused: bo
     tokens = b.op("Gather", ["word_emb", "input_ids"])
     seq_len = b.op("Slice", [b.op("Shape", ["input_ids"]), "i1", b.const("i2", np.array([2], np.int64))])
     positions = b.op("Slice", ["pos_emb", "i0", seq_len, "i0"])
-    x = b.op("LayerNormalization", [b.op("Add", [tokens, positions]),
-                                    b.const("emb_ln_g", w("embeddings.LayerNorm.weight")),
-                                    b.const("emb_ln_b", w("embeddings.LayerNorm.bias"))], axis=-1, epsilon=cfg.eps)
+    return b.op("LayerNormalization", [b.op("Add", [tokens, positions]),
+                                       b.const("emb_ln_g", w("embeddings.LayerNorm.weight")),
+                                       b.const("emb_ln_b", w("embeddings.LayerNorm.bias"))], axis=-1, epsilon=cfg.eps)
 
-    mask_f = b.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    if fused:
-        mask_i = b.op("Cast", ["attention_mask"], to=TensorProto.INT32)
-    else:  # additive mask, [batch, 1, 1, seq]: 0 where attended, -10000 on padding (as BERT)
-        b.const("axes_12", np.array([1, 2], np.int64))
-        b.const("one", np.array(1.0, f32))
-        b.const("neg", np.array(-10000.0, f32))
-        b.const("scale", np.array(1.0 / math.sqrt(head_dim), f32))
-        b.const("shape_heads", np.array([0, 0, heads, head_dim], np.int64))
-        b.const("shape_hidden", np.array([0, 0, H], np.int64))
-        additive = b.op("Mul", [b.op("Sub", ["one", b.op("Unsqueeze", [mask_f, "axes_12"])]), "neg"])
 
-    for i in range(cfg.layers):
-        p = f"l{i}_"
+def _additive_mask(b: _Builder, mask_f: str, cfg: BertConfig) -> str:
+    """The unfused graph's mask, [batch, 1, 1, seq]: 0 where attended, -10000 on padding (as BERT);
+    also the constants its layers share."""
+    head_dim = cfg.hidden // cfg.heads
+    b.const("axes_12", np.array([1, 2], np.int64))
+    b.const("one", np.array(1.0, np.float32))
+    b.const("neg", np.array(-10000.0, np.float32))
+    b.const("scale", np.array(1.0 / math.sqrt(head_dim), np.float32))
+    b.const("shape_heads", np.array([0, 0, cfg.heads, head_dim], np.int64))
+    b.const("shape_hidden", np.array([0, 0, cfg.hidden], np.int64))
+    return b.op("Mul", [b.op("Sub", ["one", b.op("Unsqueeze", [mask_f, "axes_12"])]), "neg"])
 
+
+@dataclass(frozen=True)
+class _LayerWeights:
+    """One encoder layer's weights, matrices transposed for MatMul."""
+
+    wq: np.ndarray
+    bq: np.ndarray
+    wk: np.ndarray
+    bk: np.ndarray
+    wv: np.ndarray
+    bv: np.ndarray
+    wo: np.ndarray
+    bo: np.ndarray
+    wi: np.ndarray
+    bi: np.ndarray
+    wo2: np.ndarray
+    bo2: np.ndarray
+    g1: np.ndarray
+    be1: np.ndarray
+    g2: np.ndarray
+    be2: np.ndarray
+
+    @classmethod
+    def of(cls, w: _Weights, i: int) -> "_LayerWeights":
         def lin(name: str) -> tuple[np.ndarray, np.ndarray]:
             return w.layer(i, f"{name}.weight").T, w.layer(i, f"{name}.bias")
 
@@ -138,63 +180,63 @@ def build_model(tensors: Mapping[str, np.ndarray], cfg: BertConfig, *, fused: bo
         wo2, bo2 = lin("output.dense")
         g1, be1 = w.layer(i, "attention.output.LayerNorm.weight"), w.layer(i, "attention.output.LayerNorm.bias")
         g2, be2 = w.layer(i, "output.LayerNorm.weight"), w.layer(i, "output.LayerNorm.bias")
-        if fused:
-            qkv_w = b.const(p + "qkv_w", np.concatenate([wq, wk, wv], axis=1))
-            qkv_b = b.const(p + "qkv_b", np.concatenate([bq, bk, bv]))
-            ctx = b.op("Attention", [x, qkv_w, qkv_b, mask_i], domain=MS, num_heads=heads)
-            proj = b.op("MatMul", [ctx, b.const(p + "wo", wo)])
-            x = b.op("SkipLayerNormalization", [proj, x, b.const(p + "ln1_g", g1), b.const(p + "ln1_b", be1),
-                                                b.const(p + "bo", bo)], domain=MS, epsilon=cfg.eps)
-            inter = b.op("BiasGelu", [b.op("MatMul", [x, b.const(p + "wi", wi)]), b.const(p + "bi", bi)], domain=MS)
-            out = b.op("MatMul", [inter, b.const(p + "wo2", wo2)])
-            x = b.op("SkipLayerNormalization", [out, x, b.const(p + "ln2_g", g2), b.const(p + "ln2_b", be2),
-                                                b.const(p + "bo2", bo2)], domain=MS, epsilon=cfg.eps)
-            continue
+        return cls(wq, bq, wk, bk, wv, bv, wo, bo, wi, bi, wo2, bo2, g1, be1, g2, be2)
 
-        def heads_of(weight: np.ndarray, bias: np.ndarray, name: str, perm: list[int]) -> str:
-            proj = b.op("Add", [b.op("MatMul", [x, b.const(p + name + "_w", weight)]), b.const(p + name + "_b", bias)])
-            return b.op("Transpose", [b.op("Reshape", [proj, "shape_heads"])], perm=perm)
 
-        q = heads_of(wq, bq, "q", [0, 2, 1, 3])
-        k_t = heads_of(wk, bk, "k", [0, 2, 3, 1])
-        v = heads_of(wv, bv, "v", [0, 2, 1, 3])
-        scores = b.op("Add", [b.op("Mul", [b.op("MatMul", [q, k_t]), "scale"]), additive])
-        ctx = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
-        ctx = b.op("Reshape", [b.op("Transpose", [ctx], perm=[0, 2, 1, 3]), "shape_hidden"])
-        attn = b.op("Add", [b.op("MatMul", [ctx, b.const(p + "wo", wo)]), b.const(p + "bo", bo)])
-        x = b.op("LayerNormalization", [b.op("Add", [attn, x]), b.const(p + "ln1_g", g1), b.const(p + "ln1_b", be1)],
-                 axis=-1, epsilon=cfg.eps)
-        inter = b.op("Add", [b.op("MatMul", [x, b.const(p + "wi", wi)]), b.const(p + "bi", bi)])
-        half = b.const(p + "half", np.array(0.5, f32)) if i == 0 else "l0_half"
-        rsqrt2 = b.const(p + "rsqrt2", np.array(1 / math.sqrt(2), f32)) if i == 0 else "l0_rsqrt2"
-        one = "one"
-        gelu = b.op("Mul", [b.op("Mul", [inter, half]), b.op("Add", [b.op("Erf", [b.op("Mul", [inter, rsqrt2])]), one])])
-        out = b.op("Add", [b.op("MatMul", [gelu, b.const(p + "wo2", wo2)]), b.const(p + "bo2", bo2)])
-        x = b.op("LayerNormalization", [b.op("Add", [out, x]), b.const(p + "ln2_g", g2), b.const(p + "ln2_b", be2)],
-                 axis=-1, epsilon=cfg.eps)
+def _fused_layer(b: _Builder, x: str, lw: _LayerWeights, p: str, mask_i: str, cfg: BertConfig) -> str:
+    """One layer with onnxruntime's fused contrib ops (Attention, SkipLayerNormalization, BiasGelu)."""
+    qkv_w = b.const(p + "qkv_w", np.concatenate([lw.wq, lw.wk, lw.wv], axis=1))
+    qkv_b = b.const(p + "qkv_b", np.concatenate([lw.bq, lw.bk, lw.bv]))
+    ctx = b.op("Attention", [x, qkv_w, qkv_b, mask_i], domain=MS, num_heads=cfg.heads)
+    proj = b.op("MatMul", [ctx, b.const(p + "wo", lw.wo)])
+    x = b.op("SkipLayerNormalization", [proj, x, b.const(p + "ln1_g", lw.g1), b.const(p + "ln1_b", lw.be1),
+                                        b.const(p + "bo", lw.bo)], domain=MS, epsilon=cfg.eps)
+    inter = b.op("BiasGelu", [b.op("MatMul", [x, b.const(p + "wi", lw.wi)]), b.const(p + "bi", lw.bi)], domain=MS)
+    out = b.op("MatMul", [inter, b.const(p + "wo2", lw.wo2)])
+    return b.op("SkipLayerNormalization", [out, x, b.const(p + "ln2_g", lw.g2), b.const(p + "ln2_b", lw.be2),
+                                           b.const(p + "bo2", lw.bo2)], domain=MS, epsilon=cfg.eps)
 
-    # Mean pooling over real tokens, then unit length (sentence-transformers' Pooling + Normalize;
-    # the clamps are theirs: 1e-9 on the token count, 1e-12 on the norm).
+
+def _plain_layer(b: _Builder, x: str, lw: _LayerWeights, i: int, additive: str, cfg: BertConfig) -> str:
+    """One layer in standard ONNX ops only (the fallback when the fused graph does not load)."""
+    p = f"l{i}_"
+
+    def heads_of(weight: np.ndarray, bias: np.ndarray, name: str, perm: list[int]) -> str:
+        proj = b.op("Add", [b.op("MatMul", [x, b.const(p + name + "_w", weight)]), b.const(p + name + "_b", bias)])
+        return b.op("Transpose", [b.op("Reshape", [proj, "shape_heads"])], perm=perm)
+
+    q = heads_of(lw.wq, lw.bq, "q", [0, 2, 1, 3])
+    k_t = heads_of(lw.wk, lw.bk, "k", [0, 2, 3, 1])
+    v = heads_of(lw.wv, lw.bv, "v", [0, 2, 1, 3])
+    scores = b.op("Add", [b.op("Mul", [b.op("MatMul", [q, k_t]), "scale"]), additive])
+    ctx = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+    ctx = b.op("Reshape", [b.op("Transpose", [ctx], perm=[0, 2, 1, 3]), "shape_hidden"])
+    attn = b.op("Add", [b.op("MatMul", [ctx, b.const(p + "wo", lw.wo)]), b.const(p + "bo", lw.bo)])
+    x = b.op("LayerNormalization", [b.op("Add", [attn, x]), b.const(p + "ln1_g", lw.g1), b.const(p + "ln1_b", lw.be1)],
+             axis=-1, epsilon=cfg.eps)
+    inter = b.op("Add", [b.op("MatMul", [x, b.const(p + "wi", lw.wi)]), b.const(p + "bi", lw.bi)])
+    half = b.const(p + "half", np.array(0.5, np.float32)) if i == 0 else "l0_half"
+    rsqrt2 = b.const(p + "rsqrt2", np.array(1 / math.sqrt(2), np.float32)) if i == 0 else "l0_rsqrt2"
+    gelu = b.op("Mul", [b.op("Mul", [inter, half]), b.op("Add", [b.op("Erf", [b.op("Mul", [inter, rsqrt2])]), "one"])])
+    out = b.op("Add", [b.op("MatMul", [gelu, b.const(p + "wo2", lw.wo2)]), b.const(p + "bo2", lw.bo2)])
+    return b.op("LayerNormalization", [b.op("Add", [out, x]), b.const(p + "ln2_g", lw.g2), b.const(p + "ln2_b", lw.be2)],
+                axis=-1, epsilon=cfg.eps)
+
+
+def _mean_pool(b: _Builder, x: str, mask_f: str) -> None:
+    """Mean pooling over real tokens, then unit length, into OUTPUT (sentence-transformers' Pooling +
+    Normalize; the clamps are theirs: 1e-9 on the token count, 1e-12 on the norm)."""
+    from onnx import helper  # deferred: see _Builder
+
     b.const("axis1", np.array([1], np.int64))
-    b.const("count_eps", np.array(1e-9, f32))
-    b.const("norm_eps", np.array(1e-12, f32))
+    b.const("count_eps", np.array(1e-9, np.float32))
+    b.const("norm_eps", np.array(1e-12, np.float32))
     mask3 = b.op("Unsqueeze", [mask_f, b.const("axis_last", np.array([-1], np.int64))])
     summed = b.op("ReduceSum", [b.op("Mul", [x, mask3]), "axis1"], keepdims=0)
     count = b.op("Max", [b.op("ReduceSum", [mask3, "axis1"], keepdims=0), "count_eps"])
     pooled = b.op("Div", [summed, count])
     norm = b.op("Max", [b.op("ReduceL2", [pooled], axes=[1], keepdims=1), "norm_eps"])
     b.nodes.append(helper.make_node("Div", [pooled, norm], [OUTPUT], name="normalize"))
-
-    graph = helper.make_graph(
-        b.nodes, "sentence_encoder",
-        [helper.make_tensor_value_info(n, TensorProto.INT64, ["batch", "seq"]) for n in ("input_ids", "attention_mask")],
-        [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, ["batch", H])],
-        initializer=b.inits,
-    )
-    opsets = [helper.make_opsetid("", OPSET)] + ([helper.make_opsetid(MS, 1)] if fused else [])
-    model = helper.make_model(graph, opset_imports=opsets, producer_name="spar-desktop")
-    model.ir_version = 8  # the oldest IR that carries opset 17: loads in any recent runtime
-    return model
 
 
 def reference_forward(tensors: Mapping[str, np.ndarray], cfg: BertConfig, ids: np.ndarray,

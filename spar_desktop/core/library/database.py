@@ -60,10 +60,6 @@ class Library:
         return cls._with_engine(make_engine(settings.resolved_database_url), settings)
 
     @classmethod
-    def open_url(cls, url: str) -> "Library":
-        return cls._with_engine(make_engine(url), None)
-
-    @classmethod
     def _with_engine(cls, engine: Engine, settings: Settings | None) -> "Library":
         try:
             return cls(engine, settings)

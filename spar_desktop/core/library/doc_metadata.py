@@ -12,15 +12,13 @@ import re
 import zipfile
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract_mail import mail_metadata as read_headers
 from spar_desktop.core.library.models import FileStatus
-
-if TYPE_CHECKING:  # probe calls this module: a type only
-    from spar_desktop.core.library.probe import ProbeResult
+from spar_desktop.core.library.probe_result import ProbeResult
 
 MAX_PART_BYTES = 1024 * 1024
 KIND_NAMES = {"docx": "DOCX", "xlsx": "XLSX spreadsheet", "pptx": "PPTX presentation", "odt": "ODT document",
@@ -52,7 +50,7 @@ def _tag(xml: str, name: str) -> Optional[str]:
     return (m.group(1).strip() or None) if m else None
 
 
-def office_metadata(path: str, fmt: str, result: "ProbeResult") -> None:
+def office_metadata(path: str, fmt: str, result: ProbeResult) -> None:
     """Title/author/created/pages of a docx/xlsx/pptx/odt/ods/odp; a broken container → ERROR."""
     kind = KIND_NAMES.get(fmt, fmt)
     try:
@@ -84,7 +82,7 @@ def office_metadata(path: str, fmt: str, result: "ProbeResult") -> None:
     result.page_count = int(count) if count and count.isdigit() else None
 
 
-def mail_metadata(path: str, fmt: str, result: "ProbeResult") -> None:
+def mail_metadata(path: str, fmt: str, result: ProbeResult) -> None:
     """Subject, sender and date of a mail from its headers; an unreadable mail → ERROR."""
     try:
         meta = read_headers(Path(path), fmt, ExtractionBudget())

@@ -107,11 +107,6 @@ class File(Base):
     first_seen_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     changed_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
 
-    @property
-    def document_date(self) -> Optional[datetime]:
-        """The date a user means by 'from May 2019': authored date when known, else modified."""
-        return self.created_at or self.modified_at
-
 
 class Tag(Base):
     __tablename__ = "tags"

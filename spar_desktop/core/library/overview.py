@@ -23,7 +23,8 @@ from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, 
 from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_file, count_files, list_files
 from spar_desktop.core.library.roots import RootFolders, folder_roots
-from spar_desktop.core.library.scanner import Scanner, ScanReport
+from spar_desktop.core.library.scan_report import ScanReport
+from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import TagInfo, tag_infos
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
 

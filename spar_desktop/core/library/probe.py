@@ -11,13 +11,13 @@ import hashlib
 import os
 import re
 import stat as stat_mod
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Optional
 
 from spar_desktop.core.documents.extract_pdf import pdf_problem
 from spar_desktop.core.library.doc_metadata import KIND_NAMES, mail_metadata, office_metadata
 from spar_desktop.core.library.models import FileStatus
+from spar_desktop.core.library.probe_result import ProbeResult
 from spar_desktop.core.pdf_lock import PYMUPDF_LOCK
 
 # The content hash is a document's identity in the embedding cache, so every file we extract
@@ -111,21 +111,6 @@ def special_file_message(mode: int) -> str:
 
 class NotRegularFile(OSError):
     """The path turned out to be a named pipe, socket or device: not a document (str: the message)."""
-
-
-@dataclass
-class ProbeResult:
-    size: int
-    mtime_ns: int
-    format: str
-    content_hash: Optional[str]
-    status: str = FileStatus.OK
-    error: Optional[str] = None
-    title: Optional[str] = None
-    author: Optional[str] = None
-    created_at: Optional[datetime] = None
-    page_count: Optional[int] = None
-    extra: dict = field(default_factory=dict)
 
 
 def format_from_name(name: str) -> str:

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Optional
 
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.scanner import ScanReport, Scanner
+from spar_desktop.core.library.scan_report import ScanReport
+from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.resources_path import candidates

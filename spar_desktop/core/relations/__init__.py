@@ -8,7 +8,7 @@ which. Nothing here imports Qt: the graph view consumes the
 immutable ``GraphPayload`` built by ``payload.py``.
 
 - querylog.py: the query log as query sets and sessions
-- documents.py: one vector, title and text per document (from the embedding cache or BEIR)
+- doc_vectors.py: one vector, title and text per document (from the embedding cache or BEIR)
 - synthetic.py: synthetic queries (titles, salient sentences, an optional question hook)
 - questions.py: that hook backed by a local Ollama server (None when it is not reachable)
 - topk.py: row-wise top-k and softmax, shared by EDR-MQ, neighbour lists, walks and ranking
@@ -18,14 +18,15 @@ immutable ``GraphPayload`` built by ``payload.py``.
 - cooc.py / clusters.py / expansion.py: co-occurrence sequences, Word2Vec + clustering, retrieval
 - session_metrics.py: session coverage@k and calls-to-τ with bootstrap CIs
 - graph.py / layout.py / payload.py: networkx graph, ForceAtlas2, the UI payload
-- scope.py / store.py: which files, persistence under <data dir>/relations/
-- updates.py / build.py / incremental.py: what changed since a build, building (full or
+- scope.py / persist.py: which files, persistence under <data dir>/relations/
+- errors.py: RelationsError, the user-facing problem every module raises
+- build_delta.py / build.py / update_stored.py: what changed since a build, building (full or
   incremental), and bringing a stored build up to date
 - estimate.py / eta.py / checkpoint.py: a build's cost before it starts, the time left while it
   runs, and its query phase kept so a cancelled build resumes
-- stored.py: reading a stored build (relations, a file by reference, the networkx graph)
+- stored_lookup.py: reading a stored build (relations, a file by reference, the networkx graph)
 - service.py: the library-facing API (build, related files, graph, export, payload); re-exports
-  what the app and the CLI use from build.py and stored.py
+  what the app and the CLI use from build.py and stored_lookup.py
 - neighbourhood.py / expanded_search.py: a file's neighbourhood, cluster-expanded search
 - evaluation.py / beir_sessions.py: precision against known relations, session metrics on BEIR
 """

@@ -26,7 +26,7 @@ from spar_desktop.core.eval.beir import load_beir
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.relations.clusters import CoocClusters, Word2VecParams, cluster_sequences
 from spar_desktop.core.relations.cooc import SequenceParams, build_sequences, nearest_neighbors, question_sequences
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.doc_vectors import DocSet
 from spar_desktop.core.relations.evaluation import cluster_pair_stats, corpus_docs, eval_encoder, pairs_from_groups
 from spar_desktop.core.relations.expansion import ExpansionParams, cluster_boost, cluster_expand, dense_ranking
 from spar_desktop.core.relations.session_metrics import EvalSession, SessionEvalReport, evaluate_sessions

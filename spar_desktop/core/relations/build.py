@@ -1,5 +1,5 @@
 """Building the relations of a scope (edrmq | tfidf | cooc) and storing them: full builds and
-EDR-MQ's incremental updates (updates.py) both go through ``build_relations``.
+EDR-MQ's incremental updates (build_delta.py) both go through ``build_relations``.
 """
 
 from __future__ import annotations
@@ -14,24 +14,25 @@ import numpy as np
 
 from spar_desktop.core.changes import Changes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
+from spar_desktop.core.relations.build_delta import Accumulate, update_edrmq
 from spar_desktop.core.relations.checkpoint import QueryCheckpoint
 from spar_desktop.core.relations.clusters import cluster_sequences
 from spar_desktop.core.relations.cooc import build_sequences, nearest_neighbors, question_sequences
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.doc_vectors import DocSet
 from spar_desktop.core.relations.edrmq import (
     EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense, auto_neighbors,
 )
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.estimate import estimate_build, record_build
 from spar_desktop.core.relations.eta import with_eta
 from spar_desktop.core.relations.hybrid import LexicalIndex, accumulate_hybrid
 from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
-from spar_desktop.core.relations.scope import RelationsError, load_documents, scope_files, scope_key, workspace_id
+from spar_desktop.core.relations.scope import load_documents, scope_files, scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
 from spar_desktop.core.relations.tfidf import tfidf_top_k
 from spar_desktop.core.relations.topk import top_k_rows
-from spar_desktop.core.relations.updates import Accumulate, update_edrmq
 from spar_desktop.core.retrieval.bm25_index import BM25Index
 from spar_desktop.core.workspaces.engine import engine_for
 
@@ -123,7 +124,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     previous build with the same model and parameters exists: removed files leave the stored sum,
     changed files are reset, and only queries logged since, the queries passed in, and synthetic
     queries of new and changed documents are run (earlier queries are not re-run against new
-    documents: see updates.py; pass incremental=False to recompute everything)."""
+    documents: see build_delta.py; pass incremental=False to recompute everything)."""
     if method not in METHODS:
         raise RelationsError(f"unknown method '{method}': use one of {', '.join(METHODS)}")
     edrmq_accumulator(retriever, params)  # an unknown retriever fails here, before any work
@@ -140,7 +141,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     fingerprints = {str(f.file_id): f.content_hash for f in files}
     docs, notes = load_documents(library, ws_id, need_vectors=need_vectors, encoder=encoder, progress=progress,
                                  cancel=cancel, files=files)
-    out_dir = store.relations_dir(library.settings.data_dir, scope, method)
+    out_dir = persist.relations_dir(library.settings.data_dir, scope, method)
     enc = None
     if need_vectors:
         enc = engine_for(library.settings, encoder).encoder
@@ -148,8 +149,8 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
     checkpoint = None
     if method == "tfidf":
         R = tfidf_top_k(docs.texts, progress=progress, cancel=cancel)
-        stored = store.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                       {"top_k": 25})
+        stored = persist.StoredRelations("tfidf", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
+                                         {"top_k": 25})
         counts: dict[str, int] = {}
     elif method == "cooc":
         stored, counts = _build_cooc(library, docs, ws_id, scope, enc, question_fn, progress, cancel)
@@ -161,7 +162,7 @@ def build_relations(library: "Library", *, workspace: Optional[str] = None, meth
             notes.append(f"resumed: {checkpoint.resumed:,} queries were done by a build that was cancelled")
     check(cancel)
     stored.fingerprints = fingerprints
-    store.save(out_dir, stored)
+    persist.save(out_dir, stored)
     if checkpoint is not None:
         checkpoint.clear()  # stored: nothing left to resume
     seconds = time.perf_counter() - started
@@ -234,8 +235,8 @@ def _build_edrmq(library, docs: DocSet, ws_id, scope, out_dir, enc, queries, que
     prev = None
     if incremental:
         try:
-            prev = store.load(out_dir)
-        except store.RelationsStoreError:
+            prev = persist.load(out_dir)
+        except persist.RelationsStoreError:
             prev = None
     model_id = docs.model_id if retriever_uses_vectors(retriever, params) else None
     if prev is not None and (prev.model_id != model_id or prev.params != param_key):
@@ -253,7 +254,7 @@ def _build_edrmq(library, docs: DocSet, ws_id, scope, out_dir, enc, queries, que
     if prev is not None:  # how far the stored sum is from an exact rebuild (shown, not used)
         stats["updates_since_full_build"] = int(prev.stats.get("updates_since_full_build", 0)) + 1
         stats["last_update"] = {**up.changes.to_json(), "fresh_documents": up.fresh}
-    stored = store.StoredRelations("edrmq", scope, up.ids, up.acc, param_key, model_id, last, stats=stats)
+    stored = persist.StoredRelations("edrmq", scope, up.ids, up.acc, param_key, model_id, last, stats=stats)
     return stored, up.counts, up.incremental, (up.changes.to_json() if up.incremental else None), checkpoint
 
 
@@ -276,8 +277,8 @@ def _build_cooc(library, docs: DocSet, ws_id, scope, enc, question_fn, progress,
     clusters = cluster_sequences(seqs, len(docs), progress=progress, cancel=cancel)
     R = clusters.relation_matrix()
     counts = {"sessions": len(real), "walks": len(docs), "questions": len(questions), "sequences": len(seqs)}
-    stored = store.StoredRelations("cooc", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
-                                   {"dim": 100, "window": 2, "negative": 10, "epochs": 30, "seed": 42},
-                                   docs.model_id, stats={"sequences": counts},
-                                   cluster_labels=clusters.labels, cooc_vectors=clusters.embeddings)
+    stored = persist.StoredRelations("cooc", scope, list(docs.ids), RelationAccumulator(len(docs), R, 1),
+                                     {"dim": 100, "window": 2, "negative": 10, "epochs": 30, "seed": 42},
+                                     docs.model_id, stats={"sequences": counts},
+                                     cluster_labels=clusters.labels, cooc_vectors=clusters.embeddings)
     return stored, counts

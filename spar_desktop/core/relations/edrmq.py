@@ -170,7 +170,7 @@ def accumulate_dense(doc_vectors: np.ndarray, query_vectors: np.ndarray, params:
 # -- BM25 ----------------------------------------------------------------------------------------
 def _bm25_top(index: Any, query: str, k: int, exclude: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
     # deferred: retrieval.bm25_index pulls the search stack (retrieval, embedding, chunking: ~0.1 s)
-    # into everything that imports this module, store.py included; a caller holding an index has it
+    # into everything that imports this module, persist.py included; a caller holding an index has it
     from spar_desktop.core.retrieval.bm25_index import top_k_positive
 
     scores = index.scores(query)

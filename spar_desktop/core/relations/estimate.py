@@ -25,14 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from spar_desktop.core.data_layout import DataLayout
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
+from spar_desktop.core.relations.build_delta import CONTEXT_DOCS, diff
 from spar_desktop.core.relations.checkpoint import pending_queries
 from spar_desktop.core.relations.edrmq import EdrmqParams
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.eta import format_range
 from spar_desktop.core.relations.names import DEFAULT_RETRIEVER, METHODS, RETRIEVERS
 from spar_desktop.core.relations.querylog import read_query_log
-from spar_desktop.core.relations.scope import RelationsError, no_documents, scope_files, scope_key, workspace_id
-from spar_desktop.core.relations.updates import CONTEXT_DOCS, diff
+from spar_desktop.core.relations.scope import no_documents, scope_files, scope_key, workspace_id
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
@@ -180,7 +181,7 @@ def estimate_build(library: "Library", workspace: Optional[str] = None, method: 
     notes: list[str] = []
     to_embed = _not_embedded(library, [f.content_hash for f in files], encoder) if vectors else 0
     seconds = (to_embed * r.embed_document + (n - to_embed) * r.cached_document) if vectors else n * r.read_document
-    out_dir = store.relations_dir(library.settings.data_dir, scope_key(ws_id), method)
+    out_dir = persist.relations_dir(library.settings.data_dir, scope_key(ws_id), method)
     stored_meta = _meta(out_dir)
     inc, changed, queries, resumable = False, None, 0, 0
     if method == "edrmq":
@@ -194,7 +195,7 @@ def estimate_build(library: "Library", workspace: Optional[str] = None, method: 
         logged = len(read_query_log(library, ws_id, after_id=after))
         if prev is not None:
             inc = True
-            changes = diff(store.known_files(prev), {str(f.file_id): f.content_hash for f in files})
+            changes = diff(persist.known_files(prev), {str(f.file_id): f.content_hash for f in files})
             changed = len(changes)
             fresh = len(changes.added) + len(changes.changed)
             drawn = min(n, fresh + CONTEXT_DOCS) if fresh else 0
@@ -226,8 +227,8 @@ def estimate_build(library: "Library", workspace: Optional[str] = None, method: 
 
 def _meta(out_dir: Path) -> Optional[dict]:
     try:
-        return store.load_meta(out_dir)
-    except store.RelationsStoreError:
+        return persist.load_meta(out_dir)
+    except persist.RelationsStoreError:
         return None
 
 

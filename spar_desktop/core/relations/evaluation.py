@@ -26,7 +26,7 @@ from spar_desktop.core.embedding.cache import EmbeddingCache
 from spar_desktop.core.embedding.pipeline import content_hash, embed_documents
 from spar_desktop.core.eval.beir import BeirDoc
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
-from spar_desktop.core.relations.documents import DocSet, from_cached
+from spar_desktop.core.relations.doc_vectors import DocSet, from_cached
 from spar_desktop.core.relations.graph import undirected
 
 Pair = tuple[int, int]

@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
-from spar_desktop.core.relations.documents import subset
-from spar_desktop.core.relations.scope import RelationsError, load_documents, workspace_id
+from spar_desktop.core.relations.doc_vectors import subset
+from spar_desktop.core.relations.errors import RelationsError
+from spar_desktop.core.relations.scope import load_documents, workspace_id
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
@@ -79,7 +80,7 @@ def expanded_search(library: "Library", workspace: str, query: str, *, variant: 
     # deferred: scipy and the search stack (module note)
     from spar_desktop.core.relations.clusters import CoocClusters
     from spar_desktop.core.relations.expansion import cluster_boost, cluster_expand
-    from spar_desktop.core.relations.stored import load_stored
+    from spar_desktop.core.relations.stored_lookup import load_stored
     from spar_desktop.core.workspaces.engine import engine_for
     from spar_desktop.core.workspaces.manager import Workspaces
 

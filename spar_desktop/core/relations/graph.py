@@ -20,7 +20,7 @@ from typing import Any, Mapping, Optional, Sequence
 import numpy as np
 from scipy import sparse
 
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.doc_vectors import DocSet
 from spar_desktop.core.relations.payload import palette
 
 # networkx (~0.3 s to import) is imported only by the functions that build, analyse or write a graph.

@@ -248,78 +248,105 @@ def forceatlas2(n: int, edges: np.ndarray, weights: Optional[np.ndarray] = None,
     w = prepare_weights(raw, s)
     degree = np.bincount(E.ravel(), minlength=n).astype(np.float64)
     mass = degree + 1.0
-    # Scale of the equilibrium: gravity k_g·m balances repulsion k_r·m·Σm/r at r ≈ k_r·Σm/k_g.
-    scale = s.scaling_ratio * float(mass.sum()) / max(s.gravity, 1e-9) / 8.0
-    P = np.array(initial, dtype=np.float64, copy=True) if initial is not None else None
-    if P is None and start == "spectral":
-        P = spectral_start(n, E, raw, scale, rng)  # structure from the raw (similarity) weights
-    if P is None:
-        P = (rng.random((n, 2)) - 0.5) * 10.0 * math.sqrt(n)
+    P = _start_positions(n, E, raw, mass, s, initial, start, rng)
     size = np.ones(n) if sizes is None else np.asarray(sizes, dtype=np.float64)
     coef = float(mass.mean()) if s.dissuade_hubs else 1.0
-    kr = s.scaling_ratio
-    speed, efficiency = 1.0, 1.0
+    speed = _Speed()
     old = np.zeros((n, 2))
-    u, v = E[:, 0], E[:, 1]
     for it in range(iterations):
         check(cancel)
         adjust = s.prevent_overlap and it >= int(s.overlap_from * iterations)
         F = np.zeros((n, 2))
         if n > 1:
             if s.barnes_hut and n > 64:
-                _repulsion_tree(P, mass, size, kr, adjust, s.barnes_hut_theta, F)
+                _repulsion_tree(P, mass, size, s.scaling_ratio, adjust, s.barnes_hut_theta, F)
             else:
-                _repulsion_exact(P, mass, size, kr, adjust, F)
-        # Gravity towards the origin: k_g·m (strong: k_g·m·distance).
-        dist = np.linalg.norm(P, axis=1)
-        if s.strong_gravity:
-            F -= s.gravity * mass[:, None] * P
-        else:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                F -= np.where(dist[:, None] > 0, s.gravity * mass[:, None] * P / dist[:, None], 0.0)
+                _repulsion_exact(P, mass, size, s.scaling_ratio, adjust, F)
+        _add_gravity(F, P, mass, s)
         if len(E):
-            dxy = P[u] - P[v]
-            d = np.linalg.norm(dxy, axis=1)
-            de = d - size[u] - size[v] if adjust else d
-            with np.errstate(divide="ignore", invalid="ignore"):
-                if s.linlog:
-                    f = np.where(de > 0, -coef * w * np.log1p(np.maximum(de, 0)) / de, 0.0)
-                else:
-                    f = np.where(de > 0, -coef * w, 0.0)
-            if s.dissuade_hubs:
-                f = f / mass[u]
-            fx, fy = f * dxy[:, 0], f * dxy[:, 1]
-            F[:, 0] += np.bincount(u, weights=fx, minlength=n) - np.bincount(v, weights=fx, minlength=n)
-            F[:, 1] += np.bincount(u, weights=fy, minlength=n) - np.bincount(v, weights=fy, minlength=n)
-        # Adaptive speed (Gephi): global speed from swinging vs. traction, then per node.
+            _add_attraction(F, P, E, w, mass, size, coef, adjust, s)
+        P += F * speed.step(F, old, mass, adjust, s)[:, None]
+        old = F
+        if it % 5 == 0 or it == iterations - 1:
+            progress(Progress(it + 1, iterations, "ForceAtlas2 layout"))
+    return P
+
+
+def _start_positions(n: int, E: np.ndarray, raw: np.ndarray, mass: np.ndarray, s: ForceAtlas2Settings,
+                     initial: Optional[np.ndarray], start: str, rng: np.random.Generator) -> np.ndarray:
+    if initial is not None:
+        return np.array(initial, dtype=np.float64, copy=True)
+    if start == "spectral":
+        # Scale of the equilibrium: gravity k_g·m balances repulsion k_r·m·Σm/r at r ≈ k_r·Σm/k_g.
+        scale = s.scaling_ratio * float(mass.sum()) / max(s.gravity, 1e-9) / 8.0
+        P = spectral_start(n, E, raw, scale, rng)  # structure from the raw (similarity) weights
+        if P is not None:  # None: no structure to start from (too few nodes or edges)
+            return P
+    return (rng.random((n, 2)) - 0.5) * 10.0 * math.sqrt(n)
+
+
+def _add_gravity(F: np.ndarray, P: np.ndarray, mass: np.ndarray, s: ForceAtlas2Settings) -> None:
+    """Gravity towards the origin: k_g·m (strong: k_g·m·distance)."""
+    dist = np.linalg.norm(P, axis=1)
+    if s.strong_gravity:
+        F -= s.gravity * mass[:, None] * P
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            F -= np.where(dist[:, None] > 0, s.gravity * mass[:, None] * P / dist[:, None], 0.0)
+
+
+def _add_attraction(F: np.ndarray, P: np.ndarray, E: np.ndarray, w: np.ndarray, mass: np.ndarray, size: np.ndarray,
+                    coef: float, adjust: bool, s: ForceAtlas2Settings) -> None:
+    """Edge attraction (linear, or log with linlog; divided by the source's mass with dissuade_hubs)."""
+    n = len(P)
+    u, v = E[:, 0], E[:, 1]
+    dxy = P[u] - P[v]
+    d = np.linalg.norm(dxy, axis=1)
+    de = d - size[u] - size[v] if adjust else d
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if s.linlog:
+            f = np.where(de > 0, -coef * w * np.log1p(np.maximum(de, 0)) / de, 0.0)
+        else:
+            f = np.where(de > 0, -coef * w, 0.0)
+    if s.dissuade_hubs:
+        f = f / mass[u]
+    fx, fy = f * dxy[:, 0], f * dxy[:, 1]
+    F[:, 0] += np.bincount(u, weights=fx, minlength=n) - np.bincount(v, weights=fx, minlength=n)
+    F[:, 1] += np.bincount(u, weights=fy, minlength=n) - np.bincount(v, weights=fy, minlength=n)
+
+
+class _Speed:
+    """Adaptive speed (Gephi): a global speed from swinging vs. traction, then one factor per node."""
+
+    def __init__(self) -> None:
+        self.speed, self.efficiency = 1.0, 1.0
+
+    def step(self, F: np.ndarray, old: np.ndarray, mass: np.ndarray, adjust: bool,
+             s: ForceAtlas2Settings) -> np.ndarray:
+        """Each node's displacement factor for forces ``F`` (``old``: the previous step's)."""
+        n = len(F)
         swing_n = mass * np.linalg.norm(old - F, axis=1)
         swinging = float(swing_n.sum())
         traction = float((0.5 * mass * np.linalg.norm(old + F, axis=1)).sum())
         est = 0.05 * math.sqrt(n)
         jt = s.jitter_tolerance * max(math.sqrt(est), min(10.0, est * traction / (n * n)))
         if traction > 0 and swinging / traction > 2.0:
-            if efficiency > 0.05:
-                efficiency *= 0.5
+            if self.efficiency > 0.05:
+                self.efficiency *= 0.5
             jt = max(jt, s.jitter_tolerance)
-        target = jt * efficiency * traction / swinging if swinging > 0 else speed * 1.5
+        target = jt * self.efficiency * traction / swinging if swinging > 0 else self.speed * 1.5
         if swinging > jt * traction:
-            if efficiency > 0.05:
-                efficiency *= 0.7
-        elif speed < 1000:
-            efficiency *= 1.3
-        speed += min(target - speed, 0.5 * speed)
-        if adjust:
-            factor = 0.1 * speed / (1.0 + np.sqrt(speed * swing_n))
-            df = np.linalg.norm(F, axis=1)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                factor = np.where(df > 0, np.minimum(factor * df, 10.0) / df, 0.0)
-        else:
-            factor = speed / (1.0 + np.sqrt(speed * swing_n))
-        P += F * factor[:, None]
-        old = F
-        if it % 5 == 0 or it == iterations - 1:
-            progress(Progress(it + 1, iterations, "ForceAtlas2 layout"))
-    return P
+            if self.efficiency > 0.05:
+                self.efficiency *= 0.7
+        elif self.speed < 1000:
+            self.efficiency *= 1.3
+        speed = self.speed = self.speed + min(target - self.speed, 0.5 * self.speed)
+        if not adjust:
+            return speed / (1.0 + np.sqrt(speed * swing_n))
+        factor = 0.1 * speed / (1.0 + np.sqrt(speed * swing_n))
+        df = np.linalg.norm(F, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(df > 0, np.minimum(factor * df, 10.0) / df, 0.0)
 
 
 def layout_graph(G: Any, settings: ForceAtlas2Settings = PAPER_TABLE1, *, iterations: int = ITERATIONS, seed: int = 42,

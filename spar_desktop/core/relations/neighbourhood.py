@@ -17,11 +17,11 @@ import numpy as np
 from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.graph import set_positions
 from spar_desktop.core.relations.layout import forceatlas2, layout_graph
 from spar_desktop.core.relations.payload import GraphPayload, make_payload
-from spar_desktop.core.relations.scope import RelationsError
-from spar_desktop.core.relations.stored import relations_graph, resolve_file
+from spar_desktop.core.relations.stored_lookup import relations_graph, resolve_file
 
 MAX_HOPS = 3
 LAYOUT_ITERATIONS = 60  # from the whole layout's positions: enough to untangle a subgraph

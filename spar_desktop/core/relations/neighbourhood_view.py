@@ -3,7 +3,7 @@ and laid out, and the neighbourhood of one file — which stored graph holds it,
 the scopes and methods are tried, and what to say when none does.
 
 Relations are built on first use of a (scope, method) and stored; later loads bring them up to
-date with the files first (incremental.py: EDR-MQ adds and drops only what changed, TF-IDF and
+date with the files first (update_stored.py: EDR-MQ adds and drops only what changed, TF-IDF and
 co-occurrence recompute; nothing when no file changed), then redo communities and the ForceAtlas2
 layout (seconds at most). ``rebuild`` recomputes them exactly. The whole index is built only once
 the user has seen the estimate and said yes (``confirmed``): without it ``load_graph`` raises
@@ -16,13 +16,14 @@ from typing import Any, Optional
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, ProgressCallback
-from spar_desktop.core.relations import store
-from spar_desktop.core.relations.incremental import update_relations
+from spar_desktop.core.relations import persist
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.neighbourhood import Neighbourhood, neighbourhood
 from spar_desktop.core.relations.payload import GraphPayload
-from spar_desktop.core.relations.scope import RelationsError, scope_files, scope_key, workspace_id
+from spar_desktop.core.relations.scope import scope_files, scope_key, workspace_id
 from spar_desktop.core.relations.service import build_relations, graph_payload, require_confirmation
 from spar_desktop.core.relations.tab_labels import METHOD_LABELS, RelationsNotBuilt
+from spar_desktop.core.relations.update_stored import update_relations
 
 LAYOUT_ITERATIONS = 100
 TOP_PER_NODE = 10  # each document keeps its 10 strongest relations: readable, and bounded at 5k nodes
@@ -44,7 +45,7 @@ def load_graph(library: Library, workspace: Optional[str], method: str, progress
 
 def built_methods(library: Library, workspace: Optional[str]) -> list[str]:
     """The methods with relations stored for ``workspace`` (None: the whole index), newest first."""
-    return [m for m, _ in store.available(library.settings.data_dir, scope_key(workspace_id(library, workspace)))]
+    return [m for m, _ in persist.available(library.settings.data_dir, scope_key(workspace_id(library, workspace)))]
 
 
 def _in_workspace(library: Library, workspace: str, file_id: int) -> bool:

@@ -17,22 +17,19 @@ from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag
 from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
-from spar_desktop.core.relations.documents import DocSet, from_cached
+from spar_desktop.core.relations.doc_vectors import DocSet, from_cached
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import WorkspaceFile, WorkspaceFileState
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
 
-# The app's main window imports this module (RelationsError, scope_key): imports inside functions
+# The app's main window imports this module (scope_key): imports inside functions
 # defer the search stack (workspaces.manager / engine, embedding, extraction: 0.1-0.3 s), which
 # the window's start does not otherwise load. Each says so.
 
 SCOPE_INDEX = "index"
-
-
-class RelationsError(ValueError):
-    """A user-facing problem (nothing indexed, unknown file, nothing built); says what to do."""
 
 
 class BuildNotConfirmed(RelationsError):

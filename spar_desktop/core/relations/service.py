@@ -2,7 +2,7 @@
 
 Every function takes the Library, a scope (a workspace name or the whole index), and progress /
 cancel, and returns immutable values, so the UI runs them in its worker pool unchanged. The top
-of the package: building is in build.py, reading a stored build in stored.py; their public names
+of the package: building is in build.py, reading a stored build in stored_lookup.py; their public names
 are importable from here.
 """
 
@@ -22,11 +22,12 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progres
 from spar_desktop.core.relations.build import (  # noqa: F401  (re-exported)
     BuildReport, build_relations, edrmq_accumulator, read_queries_file,
 )
+from spar_desktop.core.relations.errors import RelationsError  # noqa: F401  (re-exported)
 from spar_desktop.core.relations.estimate import BuildEstimate, estimate_build  # noqa: F401  (re-exported)
 from spar_desktop.core.relations.graph import export_graph, undirected
 from spar_desktop.core.relations.payload import payload_from_graph
-from spar_desktop.core.relations.scope import BuildNotConfirmed, RelationsError  # noqa: F401  (re-exported)
-from spar_desktop.core.relations.stored import (  # noqa: F401  (re-exported)
+from spar_desktop.core.relations.scope import BuildNotConfirmed  # noqa: F401  (re-exported)
+from spar_desktop.core.relations.stored_lookup import (  # noqa: F401  (re-exported)
     COMBINE, is_stored, load_stored, relations_graph, resolve_file,
 )
 from spar_desktop.core.relations.synthetic import QuestionFn

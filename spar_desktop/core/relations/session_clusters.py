@@ -7,7 +7,7 @@ from typing import Any
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.progress import CancelToken, ProgressCallback
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.scope import scope_key, workspace_id
 from spar_desktop.core.relations.service import build_relations
 
@@ -15,13 +15,13 @@ from spar_desktop.core.relations.service import build_relations
 def has_clusters(library: Library, workspace: str) -> bool:
     """Whether ``workspace`` has a co-occurrence build with clusters."""
     try:
-        meta = store.load_meta(store.relations_dir(library.settings.data_dir,
+        meta = persist.load_meta(persist.relations_dir(library.settings.data_dir,
                                                    scope_key(workspace_id(library, workspace)), "cooc"))
-    except store.RelationsStoreError:
+    except persist.RelationsStoreError:
         return False
     return bool(meta.get("has_clusters"))
 
 
 def build_clusters(library: Library, workspace: str, progress: ProgressCallback, cancel: CancelToken) -> Any:
-    """The workspace's co-occurrence clusters (a full build: see incremental.py)."""
+    """The workspace's co-occurrence clusters (a full build: see update_stored.py)."""
     return build_relations(library, workspace=workspace, method="cooc", progress=progress, cancel=cancel)

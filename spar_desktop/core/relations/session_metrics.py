@@ -31,21 +31,6 @@ def session_coverage(retrieved: Sequence[Hashable], session: Collection[Hashable
     return len(docs.intersection(top)) / len(docs)
 
 
-def calls_to_coverage(rankings: Sequence[Sequence[Hashable]], session: Collection[Hashable], tau: float,
-                      k: Optional[int] = None) -> Optional[int]:
-    """The smallest m such that the first m rankings together cover ≥ τ of the session; None
-    when even all of them fall short (callers decide how to count that, see ``censored``)."""
-    docs = set(session)
-    if not docs:
-        return None
-    covered: set[Hashable] = set()
-    for m, ranking in enumerate(rankings, 1):
-        covered.update(docs.intersection(ranking if k is None else ranking[:k]))
-        if len(covered) / len(docs) >= tau - 1e-12:
-            return m
-    return None
-
-
 @dataclass(frozen=True)
 class EvalSession:
     """A session to evaluate: its documents (in the order a user would look for them), the entry

@@ -3,7 +3,7 @@ it offers with their labels, and the error that says nothing is built yet."""
 
 from __future__ import annotations
 
-from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.errors import RelationsError
 
 # The methods the tab offers, default first, with the labels the combo, status line and messages show.
 METHOD_LABELS = (("edrmq", "EDR-MQ (words + meaning)"), ("cooc", "Co-occurrence"), ("tfidf", "TF-IDF"))

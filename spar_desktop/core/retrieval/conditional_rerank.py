@@ -19,8 +19,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
-from spar_desktop.core.retrieval.rerank import should_rerank
-
 log = logging.getLogger(__name__)
 
 H = TypeVar("H")
@@ -31,6 +29,11 @@ VERSION = 1
 DEFAULT_TAU = 0.95
 DEFAULT_DEPTH = 10  # listwise prompts hold every candidate: the top 10 (rerank.py's depth)
 RERANK_ALL = math.inf  # a calibration where no threshold qualified: every query is reranked
+
+
+def should_rerank(s_max: float, tau: float) -> bool:
+    """Eq. 28: the retriever is unsure when its top fused score is below tau."""
+    return s_max < tau
 
 
 @dataclass(frozen=True)

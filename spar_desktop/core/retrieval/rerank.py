@@ -11,13 +11,10 @@ import math
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Callable, Optional, Sequence
 
+from spar_desktop.core.retrieval.conditional_rerank import Reranker, conditional_rerank, should_rerank
+
 Z95 = 1.96
 MIN_SKIPPED = 30
-
-
-def should_rerank(s_max: float, tau: float) -> bool:
-    """Eq. 28: the retriever is unsure when its top fused score is below tau."""
-    return s_max < tau
 
 
 def wilson_lower(k: int, n: int, z: float = Z95) -> float:
@@ -78,8 +75,6 @@ class ConditionalReranker:
         """SearchResults in, SearchResults out: the top ``depth`` chunks reordered by the
         reranker when s_max < tau, files re-ranked by their best reranked chunk. The decision
         and its application are conditional_rerank's, the code search and chat run."""
-        from spar_desktop.core.retrieval.conditional_rerank import Reranker, conditional_rerank
-
         self.stats.queries += 1
         order, outcome = conditional_rerank(results.query, results.hits, Reranker(self.rerank_fn, "reranker"),
                                             self.tau, self.depth, lambda h: h.parent_text or h.text)

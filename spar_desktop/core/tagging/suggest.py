@@ -159,72 +159,105 @@ def suggest_files(library: Library, encoder: Any, file_ids: Optional[Iterable[in
     # Files done after the LLM gave up are marked as done without it, so a later run with a
     # working server asks it about them.
     key_without_llm = suggestion_key(ctx.vocab, config, False, encoder.model_id)
-    folder_cols = np.asarray([c for c, src in enumerate(ctx.vocab.sources) if src == TagSource.PATH], dtype=np.int64)
+    todo, up_to_date = _todo(library, ids, file_ids, key, redo)
+    report = SuggestReport(up_to_date=up_to_date)
+    if limit is not None:
+        todo = todo[:max(0, limit)]
+    total, batch_size = len(todo), (LLM_BATCH if classify is not None else BATCH)
+    llm = _Llm(classify)
+    progress(Progress(0, total, "suggesting tags"))
+    for start in range(0, total, batch_size):
+        check(cancel)
+        rows_idx = np.asarray(todo[start:start + batch_size], dtype=np.int64)
+        b_ids = ids[rows_idx]
+        llm_files = llm.files
+        out = _suggest_batch(library, store, ctx, b_ids, vecs[rows_idx], config, llm, cancel)
+        check(cancel)
+        batch_ids = [int(f) for f in b_ids]
+        out = _store_batch(library, batch_ids, out, key if llm.classify is not None or classify is None else key_without_llm)
+        report = SuggestReport(report.files + len(batch_ids), report.suggestions + len(out), report.up_to_date,
+                               report.llm_files + llm.files - llm_files, llm.error)
+        done = min(start + batch_size, total)
+        progress(Progress(done, total, f"suggested tags for {done}/{total} files"))
+    return report
+
+
+def _todo(library: Library, ids: np.ndarray, file_ids: Optional[Iterable[int]], key: str,
+          redo: bool) -> tuple[list[int], int]:
+    """Rows of ``ids`` whose suggestions are to be (re)done, and how many asked for are up to date."""
     wanted = set(int(i) for i in file_ids) if file_ids is not None else None
     with library.session() as s:
         done_keys = dict(s.execute(select(FileSummary.file_id, FileSummary.suggest_key)).all())
     todo = [i for i, fid in enumerate(ids) if (wanted is None or int(fid) in wanted)
             and (redo or done_keys.get(int(fid)) != key)]
-    report = SuggestReport(up_to_date=(len(wanted & set(ids.tolist())) if wanted is not None else len(ids)) - len(todo))
-    if limit is not None:
-        todo = todo[:max(0, limit)]
-    total, batch_size = len(todo), (LLM_BATCH if classify is not None else BATCH)
-    llm, llm_error = classify, None
-    progress(Progress(0, total, "suggesting tags"))
-    for start in range(0, total, batch_size):
+    return todo, (len(wanted & set(ids.tolist())) if wanted is not None else len(ids)) - len(todo)
+
+
+class _Llm:
+    """The optional LLM classifier of one run; dropped for the rest of the run at its first failure."""
+
+    def __init__(self, classify: Optional[Classify]) -> None:
+        self.classify = classify
+        self.error: Optional[str] = None
+        self.files = 0  # files it answered about
+
+    def pick(self, text: str, labels: list[str]) -> Optional[set[str]]:
+        try:
+            picked = set(self.classify(text, labels))
+        except Exception as exc:  # a dead or confused server: the embedding signals go on alone
+            self.error, self.classify = str(exc) or type(exc).__name__, None
+            log.warning("tag suggestions go on without the LLM: %s", self.error)
+            return None
+        self.files += 1
+        return picked
+
+
+def _suggest_batch(library: Library, store: SummaryStore, ctx: _Context, b_ids: np.ndarray, b_vecs: np.ndarray,
+                   config: SuggestConfig, llm: _Llm, cancel: Optional[CancelToken]) -> list[dict]:
+    """The suggestion rows of one batch of files (not yet stored)."""
+    scores = score_batch(ctx, b_ids, b_vecs, config)
+    existing, rejected = _existing(library, [int(f) for f in b_ids])
+    texts = store.texts([int(f) for f in b_ids]) if llm.classify is not None else {}
+    folder_cols = np.asarray([c for c, src in enumerate(ctx.vocab.sources) if src == TagSource.PATH], dtype=np.int64)
+    out: list[dict] = []
+    for r, fid in enumerate(int(f) for f in b_ids):
         check(cancel)
-        rows_idx = np.asarray(todo[start:start + batch_size], dtype=np.int64)
-        b_ids, b_vecs = ids[rows_idx], vecs[rows_idx]
-        scores = score_batch(ctx, b_ids, b_vecs, config)
-        existing, rejected = _existing(library, [int(f) for f in b_ids])
-        texts = store.texts([int(f) for f in b_ids]) if llm is not None else {}
-        out: list[dict] = []
-        llm_files = 0
-        for r, fid in enumerate(int(f) for f in b_ids):
-            check(cancel)
-            blocked, has_folder = _blocked(fid, existing.get(fid, []), rejected, ctx.vocab, ctx.col)
-            row = scores[r].copy()
-            row[blocked] = -1.0
-            if has_folder:
-                row[folder_cols] = -1.0
-            llm_cols: set[int] = set()
-            cand = [int(c) for c in np.argsort(-row)[:config.llm_candidates] if row[c] > 0] if llm else []
-            if llm is not None and cand and fid in texts:
-                try:
-                    picked = set(llm(texts[fid], [ctx.vocab.labels[c] for c in cand]))
-                    llm_cols = {c for c in cand if ctx.vocab.labels[c] in picked}
-                    llm_files += 1
-                except Exception as exc:  # a dead or confused server: the embedding signals go on alone
-                    llm_error, llm = str(exc) or type(exc).__name__, None
-                    log.warning("tag suggestions go on without the LLM: %s", llm_error)
-                if llm_cols:
-                    boost = config.w_llm / (1.0 + config.w_llm)
-                    for c in cand:  # the LLM's pick pulls a tag up, its silence pulls it down
-                        row[c] = row[c] * (1.0 - boost) + (boost if c in llm_cols else 0.0)
-            for c, score, source in _choose(row, np.argsort(-row, kind="stable"), config, ctx.vocab, llm_cols):
-                out.append({"file_id": fid, "tag_id": ctx.vocab.ids[c], "source": source, "score": score,
-                            "confirmed": False})
-        check(cancel)
-        batch_ids = [int(f) for f in b_ids]
-        with library.session() as s:
-            s.execute(delete(FileTag).where(FileTag.file_id.in_(batch_ids), FileTag.confirmed.is_(False),
-                                            FileTag.source.in_(SUGGESTION_SOURCES)))
-            # Read again inside the write: a tag accepted, applied or rejected since the batch was
-            # scored (the user, a scan) wins over the suggestion, and never breaks the insert.
-            taken = {(int(f), int(t)) for f, t in s.execute(
-                select(FileTag.file_id, FileTag.tag_id).where(FileTag.file_id.in_(batch_ids)))}
-            taken |= {(int(f), int(t)) for f, t in s.execute(
-                select(TagRejection.file_id, TagRejection.tag_id).where(TagRejection.file_id.in_(batch_ids)))}
-            out = [o for o in out if (o["file_id"], o["tag_id"]) not in taken]
-            if out:
-                s.execute(FileTag.__table__.insert(), out)
-            s.execute(update(FileSummary).where(FileSummary.file_id.in_(batch_ids))
-                      .values(suggest_key=key if llm is not None or classify is None else key_without_llm))
-        report = SuggestReport(report.files + len(batch_ids), report.suggestions + len(out), report.up_to_date,
-                               report.llm_files + llm_files, llm_error)
-        done = min(start + batch_size, total)
-        progress(Progress(done, total, f"suggested tags for {done}/{total} files"))
-    return report
+        blocked, has_folder = _blocked(fid, existing.get(fid, []), rejected, ctx.vocab, ctx.col)
+        row = scores[r].copy()
+        row[blocked] = -1.0
+        if has_folder:
+            row[folder_cols] = -1.0
+        llm_cols: set[int] = set()
+        cand = [int(c) for c in np.argsort(-row)[:config.llm_candidates] if row[c] > 0] if llm.classify else []
+        if llm.classify is not None and cand and fid in texts:
+            picked = llm.pick(texts[fid], [ctx.vocab.labels[c] for c in cand])
+            llm_cols = {c for c in cand if ctx.vocab.labels[c] in picked} if picked is not None else set()
+            if llm_cols:
+                boost = config.w_llm / (1.0 + config.w_llm)
+                for c in cand:  # the LLM's pick pulls a tag up, its silence pulls it down
+                    row[c] = row[c] * (1.0 - boost) + (boost if c in llm_cols else 0.0)
+        for c, score, source in _choose(row, np.argsort(-row, kind="stable"), config, ctx.vocab, llm_cols):
+            out.append({"file_id": fid, "tag_id": ctx.vocab.ids[c], "source": source, "score": score,
+                        "confirmed": False})
+    return out
+
+
+def _store_batch(library: Library, batch_ids: list[int], out: list[dict], suggest_key: str) -> list[dict]:
+    """Replace the batch's unconfirmed suggestions with ``out``; returns the rows written."""
+    with library.session() as s:
+        s.execute(delete(FileTag).where(FileTag.file_id.in_(batch_ids), FileTag.confirmed.is_(False),
+                                        FileTag.source.in_(SUGGESTION_SOURCES)))
+        # Read again inside the write: a tag accepted, applied or rejected since the batch was
+        # scored (the user, a scan) wins over the suggestion, and never breaks the insert.
+        taken = {(int(f), int(t)) for f, t in s.execute(
+            select(FileTag.file_id, FileTag.tag_id).where(FileTag.file_id.in_(batch_ids)))}
+        taken |= {(int(f), int(t)) for f, t in s.execute(
+            select(TagRejection.file_id, TagRejection.tag_id).where(TagRejection.file_id.in_(batch_ids)))}
+        out = [o for o in out if (o["file_id"], o["tag_id"]) not in taken]
+        if out:
+            s.execute(FileTag.__table__.insert(), out)
+        s.execute(update(FileSummary).where(FileSummary.file_id.in_(batch_ids)).values(suggest_key=suggest_key))
+    return out
 
 
 def clear_suggestions(library: Library, file_ids: Optional[Iterable[int]] = None) -> int:

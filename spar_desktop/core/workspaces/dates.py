@@ -14,11 +14,10 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from typing import Optional
 
-MONTHS = {m.lower(): i for i, m in enumerate(calendar.month_name) if m}
-MONTHS.update({m.lower(): i for i, m in enumerate(calendar.month_abbr) if m})
-MONTHS["sept"] = 9
-MONTH_RE = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
-YEAR_RE = r"(?:19|20)\d\d"
+from spar_desktop.core.workspaces.date_patterns import (
+    MONTH_RE, MONTHS, OPEN_KIND, OPEN_RE, RANGE_RE, RELATIVE_RE, SINGLE_RE, VERB_MONTH, YEAR_RE, YEAR_WORD,
+)
+
 
 
 @dataclass(frozen=True)
@@ -204,127 +203,115 @@ def _go_back(today: date, n: str | int, unit: str) -> Optional[date]:
     return today - timedelta(days=days)
 
 
-_MONTH_OR_YEAR = rf"(?:{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?|{YEAR_RE})"
-_DAY_OF_MONTH = (rf"(?:\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?"
-                 rf"|{MONTH_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{YEAR_RE})?|{YEAR_RE}-\d\d-\d\d)")
-DATE_TOKEN = (
-    rf"(?:(?:the\s+)?(?:first|1st|second|2nd)\s+half\s+of\s+{_MONTH_OR_YEAR}"
-    rf"|(?:early|mid|late)(?:\s+|-){_MONTH_OR_YEAR}"
-    rf"|(?:the\s+)?week\s+of\s+{_DAY_OF_MONTH}"
-    rf"|(?:the\s+)?(?:spring|summer|autumn|fall|winter)\s+(?:of\s+)?{YEAR_RE}"
-    rf"|{YEAR_RE}-\d\d-\d\d"
-    rf"|q[1-4]\s*(?:of\s+)?{YEAR_RE}|{YEAR_RE}\s*q[1-4]"
-    rf"|\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTH_RE}\.?,?(?:\s*{YEAR_RE})?"
-    rf"|{MONTH_RE}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s*{YEAR_RE})?"
-    rf"|{MONTH_RE}\.?,?\s*(?:of\s+)?{YEAR_RE}"
-    rf"|{MONTH_RE}|{YEAR_RE})"
-)
-RELATIVE_TOKEN = (
-    r"(?:today|yesterday|this year|current year|last year|this month|last month|this quarter|last quarter"
-    r"|this week|last week|(?:in\s+)?(?:the\s+)?(?:last|past)\s+(?:\d+|two|three|four|five|six|twelve)\s+(?:day|week|month|year)s?)"
-)
-RANGE_RE = re.compile(
-    rf"\b(?:from\s+|between\s+)?(?P<a>{DATE_TOKEN})\s*(?:–|—|-|to|until|through|and)\s*(?P<b>{DATE_TOKEN})\b", re.I)
-OPEN_RE = re.compile(
-    rf"\b(?P<op>since|after|from|starting|before|prior to|until|till|up to|by|earlier than|later than|no later than|"
-    rf"not before|not after)\s+(?P<d>{DATE_TOKEN})\b", re.I)
-RELATIVE_RE = re.compile(rf"\b(?P<r>{RELATIVE_TOKEN})\b", re.I)
-SINGLE_RE = re.compile(rf"\b(?P<d>{DATE_TOKEN})\b", re.I)
-
-OPEN_KIND = {
-    "since": "since", "from": "within", "starting": "since", "not before": "since",
-    "after": "after", "later than": "after",
-    "before": "before", "prior to": "before", "earlier than": "before",
-    "until": "until", "till": "until", "up to": "until", "by": "until", "no later than": "until",
-    "not after": "until",
-}
-
-
 def find_dates(text: str, today: date, question: Optional[bool] = None) -> tuple[list[DateFinding], list[str], str]:
     """Date phrases in ``text``, problems found, and the text with the date words removed.
 
     Each finding says whether it is about the files (a constraint) or about their content
     ('patients treated between 1995 and 2005'; see ``_about``). ``question``: whether the
-    request is a question about content (None: judged from the text)."""
-    parser = DateParser(today)
-    findings: list[DateFinding] = []
-    where: list[tuple[int, int]] = []  # each finding's span in ``text``
-    # Consumed characters as a bytearray: testing a match costs its length, not a scan of every
-    # span found so far (a request listing 20,000 dates was quadratic).
-    taken = bytearray(len(text))
-    consumed: list[tuple[int, int]] = []
-
-    def free(m: re.Match) -> bool:
-        return taken.find(1, m.start(), m.end()) < 0
-
-    def consume(m: re.Match) -> None:
-        a, b = m.span()
-        taken[a:b] = b"\x01" * (b - a)
-        consumed.append((a, b))
-
-    def found(f: DateFinding, m: re.Match) -> None:
-        findings.append(f)
-        where.append(m.span())
-        consume(m)
-
-    def safely(read, *args, **kwargs) -> Optional[DateSpan]:
-        try:
-            return read(*args, **kwargs)
-        except (ValueError, OverflowError):  # a date outside the calendar: said, never a traceback
-            parser.problems.append(f"'{args[0]}' is not a date SPAR can work with; ignored")
-            return None
-
-    for m in RANGE_RE.finditer(text):
-        b = safely(parser.span, m["b"], prefer_past=False)
-        years_b = _YEAR_WORD.findall(m["b"])
-        if b and years_b and not _YEAR_WORD.search(m["a"]):
-            # 'from April 1 to April 10, 1993': the year said once, at the end, holds for both ends
-            # (the year before when the start would follow the end: 'November to February 1994').
-            y = int(years_b[-1])
-            a = safely(parser.span, f"{m['a']} {y}")
-            if a and a.start > b.end:
-                a = safely(parser.span, f"{m['a']} {y - 1}")
-        else:
-            a = safely(parser.span, m["a"])
-        if a and b and re.fullmatch(YEAR_RE, m["a"].strip()) and re.fullmatch(r"\d\d", m["b"].strip()):
-            continue
-        if a and b:
-            found(DateFinding("within", DateSpan(a.start, b.end, m[0].strip(), a.note or b.note)), m)
-    for m in RELATIVE_RE.finditer(text):
-        if free(m) and (span := safely(parser.relative, m["r"])):
-            found(DateFinding("within", span), m)
-    for m in OPEN_RE.finditer(text):
-        if free(m) and (span := safely(parser.span, m["d"])):
-            # 'from May 2019' alone means dated in May 2019 ('from X to Y' was taken as a range above)
-            found(DateFinding(OPEN_KIND[m["op"].lower()], DateSpan(span.start, span.end, m[0].strip(), span.note)), m)
-    for m in SINGLE_RE.finditer(text):
-        if not free(m):
-            continue
-        word = m["d"]
-        if _VERB_MONTH.fullmatch(word.strip()) and not _date_context(text, m):
-            continue  # 'may' the verb, 'march' the noun...: only a date next to date words
-        problems_before = len(parser.problems)
-        if span := safely(parser.span, word):
-            found(DateFinding("within", span), m)
-        elif len(parser.problems) > problems_before:
-            consume(m)  # an impossible date ('Feb 30'): reported, not a keyword
+    request is a question about content (None: judged from the text). The most specific
+    expressions are matched first; a later one never reuses words an earlier one took."""
+    scan = _DateScan(text, DateParser(today))
+    scan.ranges()
+    scan.relative()
+    scan.open_ended()
+    scan.single()
+    findings = scan.findings
     if findings:
         if question is None:
             question = is_content_question(text)
-        findings = [_about(text, f, a, b, question) for f, (a, b) in zip(findings, where)]
-    # The text with each consumed span replaced by a space, built in one pass (slicing the
-    # string once per span was quadratic).
-    pieces: list[str] = []
-    pos = 0
-    for a, b in sorted(consumed):
-        pieces.append(text[pos:a])
-        pos = b
-    pieces.append(text[pos:])
-    return findings, parser.problems, " ".join(pieces)
+        findings = [_about(text, f, a, b, question) for f, (a, b) in zip(findings, scan.where)]
+    return findings, scan.parser.problems, scan.remaining_text()
 
 
-_YEAR_WORD = re.compile(rf"\b{YEAR_RE}\b")
-_VERB_MONTH = re.compile(r"(?:(?:early|mid|late)[\s-]+)?(?:may|march|mar|jun|june|sep|dec|jan)", re.I)
+class _DateScan:
+    """One pass of ``find_dates`` over a text: the findings so far and the characters they took."""
+
+    def __init__(self, text: str, parser: DateParser) -> None:
+        self.text = text
+        self.parser = parser
+        self.findings: list[DateFinding] = []
+        self.where: list[tuple[int, int]] = []  # each finding's span in ``text``
+        # Consumed characters as a bytearray: testing a match costs its length, not a scan of every
+        # span found so far (a request listing 20,000 dates was quadratic).
+        self.taken = bytearray(len(text))
+        self.consumed: list[tuple[int, int]] = []
+
+    def free(self, m: re.Match) -> bool:
+        return self.taken.find(1, m.start(), m.end()) < 0
+
+    def consume(self, m: re.Match) -> None:
+        a, b = m.span()
+        self.taken[a:b] = b"\x01" * (b - a)
+        self.consumed.append((a, b))
+
+    def found(self, f: DateFinding, m: re.Match) -> None:
+        self.findings.append(f)
+        self.where.append(m.span())
+        self.consume(m)
+
+    def safely(self, read, *args, **kwargs) -> Optional[DateSpan]:
+        try:
+            return read(*args, **kwargs)
+        except (ValueError, OverflowError):  # a date outside the calendar: said, never a traceback
+            self.parser.problems.append(f"'{args[0]}' is not a date SPAR can work with; ignored")
+            return None
+
+    def ranges(self) -> None:
+        parser = self.parser
+        for m in RANGE_RE.finditer(self.text):
+            b = self.safely(parser.span, m["b"], prefer_past=False)
+            years_b = YEAR_WORD.findall(m["b"])
+            if b and years_b and not YEAR_WORD.search(m["a"]):
+                # 'from April 1 to April 10, 1993': the year said once, at the end, holds for both ends
+                # (the year before when the start would follow the end: 'November to February 1994').
+                y = int(years_b[-1])
+                a = self.safely(parser.span, f"{m['a']} {y}")
+                if a and a.start > b.end:
+                    a = self.safely(parser.span, f"{m['a']} {y - 1}")
+            else:
+                a = self.safely(parser.span, m["a"])
+            if a and b and re.fullmatch(YEAR_RE, m["a"].strip()) and re.fullmatch(r"\d\d", m["b"].strip()):
+                continue
+            if a and b:
+                self.found(DateFinding("within", DateSpan(a.start, b.end, m[0].strip(), a.note or b.note)), m)
+
+    def relative(self) -> None:
+        for m in RELATIVE_RE.finditer(self.text):
+            if self.free(m) and (span := self.safely(self.parser.relative, m["r"])):
+                self.found(DateFinding("within", span), m)
+
+    def open_ended(self) -> None:
+        for m in OPEN_RE.finditer(self.text):
+            if self.free(m) and (span := self.safely(self.parser.span, m["d"])):
+                # 'from May 2019' alone means dated in May 2019 ('from X to Y' was taken as a range above)
+                kind = OPEN_KIND[m["op"].lower()]
+                self.found(DateFinding(kind, DateSpan(span.start, span.end, m[0].strip(), span.note)), m)
+
+    def single(self) -> None:
+        problems = self.parser.problems
+        for m in SINGLE_RE.finditer(self.text):
+            if not self.free(m):
+                continue
+            word = m["d"]
+            if VERB_MONTH.fullmatch(word.strip()) and not _date_context(self.text, m):
+                continue  # 'may' the verb, 'march' the noun...: only a date next to date words
+            problems_before = len(problems)
+            if span := self.safely(self.parser.span, word):
+                self.found(DateFinding("within", span), m)
+            elif len(problems) > problems_before:
+                self.consume(m)  # an impossible date ('Feb 30'): reported, not a keyword
+
+    def remaining_text(self) -> str:
+        """The text with each consumed span replaced by a space, built in one pass (slicing the
+        string once per span was quadratic)."""
+        pieces: list[str] = []
+        pos = 0
+        for a, b in sorted(self.consumed):
+            pieces.append(self.text[pos:a])
+            pos = b
+        pieces.append(self.text[pos:])
+        return " ".join(pieces)
+
 
 # -- is a date about the files or about their content? ------------------------------------------
 # Nouns for documents: a date next to one dates the documents ('reports from 2019', '2019 reports').

@@ -5,7 +5,7 @@ files, the Relations tab's graph is brought up to date in the background.
   (``Changes.files`` / ``.workspaces``; relations/features.py listens). Once a graph has been loaded, a quick check (stored
   fingerprints against the index, no matrix read) counts what changed in the scope and method the
   tab shows; when something did, a badge says "Out of date — N files changed", and an update starts.
-- The update is relations.ops.update_graph: incremental for EDR-MQ (core/relations/incremental.py),
+- The update is relations.ops.update_graph: incremental for EDR-MQ (core/relations/update_stored.py),
   at low priority, cancellable in the task list, and latest-wins on the graph's own task key, so a
   newer scan, a method switch or Rebuild replaces it. The old graph stays on screen meanwhile; the
   new one replaces it and the badge goes. A "Show related files" in flight is not replaced: the

@@ -79,7 +79,7 @@ def count_changes(library: Library, workspace: Optional[str], method: str, progr
                   cancel: CancelToken) -> Optional[int]:
     """How many files of the scope were added, changed or removed since its stored ``method``
     build (None: nothing stored). Reads meta.json and the index only."""
-    from spar_desktop.core.relations.incremental import pending_changes  # scipy, networkx: see above
+    from spar_desktop.core.relations.build_delta import pending_changes
 
     changes = pending_changes(library, workspace, method)
     return None if changes is None else len(changes)

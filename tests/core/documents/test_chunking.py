@@ -7,8 +7,8 @@ import pytest
 from spar_desktop.core.documents.chunking import chunk_document
 from spar_desktop.core.documents.extract import extract
 from spar_desktop.core.documents.segment import Units, sentences
-from spar_desktop.core.documents.tokens import estimate_tokens
 from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
+from tests.support.tokens import chunker_tokens
 
 PROSE = (
     "Centrifugal pumps move fluid by converting rotational energy. Dr. Smith measured the "
@@ -74,7 +74,7 @@ def test_searchable_chunks_stay_within_child_budget(config):
     doc = _doc(PROSE * 3)
     for c in chunk_document(doc, config):
         limit = config.parent_tokens if c.level == "parent" else config.child_tokens
-        assert estimate_tokens(c.text) <= limit, c
+        assert chunker_tokens(c.text) <= limit, c
 
 
 @pytest.mark.parametrize("config", [
@@ -137,7 +137,7 @@ def test_children_overlap_by_at_most_overlap_tokens():
         assert b.char_start < a.char_end  # they do overlap
         assert b.char_start > a.char_start  # and always advance
         shared = text[b.char_start:a.char_end]
-        assert 0 < estimate_tokens(shared) <= config.overlap_tokens
+        assert 0 < chunker_tokens(shared) <= config.overlap_tokens
         overlaps += 1
     assert overlaps >= 5
     no_overlap = [c for c in chunk_document(doc, ChunkerConfig(child_tokens=40, parent_tokens=400,

@@ -17,7 +17,6 @@ import pytest
 from spar_desktop.core.documents.budget import BudgetExceeded, ExtractionBudget
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract import extract
-from spar_desktop.core.documents.extract_legacy import legacy_converter
 
 LEGACY = Path(__file__).resolve().parents[2] / "fixtures" / "legacy"
 HAS_SOFFICE = bool(shutil.which("soffice") or shutil.which("libreoffice"))
@@ -71,7 +70,6 @@ def test_doc_with_text_dumpers_only(tmp_path, monkeypatch):
     if not os.listdir(path):
         pytest.skip("neither antiword nor catdoc is installed")
     monkeypatch.setenv("PATH", path)
-    assert legacy_converter("doc") in ("antiword", "catdoc")
     doc = extract(LEGACY / "report.doc")
     assert "The main bearing on turbine T7 showed pitting after 40,000 hours." in doc.text
     assert "Gearbox" in doc.text and "Replace" in doc.text
@@ -82,7 +80,6 @@ def test_doc_with_text_dumpers_only(tmp_path, monkeypatch):
 
 def test_without_a_converter_the_message_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", _path_with_only(tmp_path))
-    assert legacy_converter() is None and legacy_converter("ppt") is None
     with pytest.raises(ExtractionError, match=r"^legacy Word \.doc file: install LibreOffice \(or catdoc\) to read it$"):
         extract(LEGACY / "report.doc")
     with pytest.raises(ExtractionError, match=r"^legacy PowerPoint \.ppt file: install LibreOffice \(or catppt\)"):

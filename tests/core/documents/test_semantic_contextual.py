@@ -9,8 +9,8 @@ import pytest
 
 from spar_desktop.core.documents.chunking import chunk_document, contextualize
 from spar_desktop.core.documents.semantic import breakpoints
-from spar_desktop.core.documents.tokens import estimate_tokens
 from spar_desktop.core.documents.types import ChunkerConfig, ExtractedDocument, PageText
+from tests.support.tokens import chunker_tokens
 
 TOPICS = ("apple", "engine", "ocean")
 
@@ -49,7 +49,7 @@ def test_semantic_chunks_are_capped_without_crossing_topics():
     chunks = chunk_document(doc, ChunkerConfig(method="semantic", child_tokens=25), embed_fn=topic_embed)
     assert len(chunks) > 3
     for c in chunks:
-        assert estimate_tokens(c.text) <= 25
+        assert chunker_tokens(c.text) <= 25
         assert sum(w in c.text for w in TOPICS) == 1  # never mixes two topics
 
 

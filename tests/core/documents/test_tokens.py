@@ -9,8 +9,9 @@ import pytest
 
 from spar_desktop.core.documents.chunking import chunk_document
 from spar_desktop.core.documents.extract import extract_text_string
-from spar_desktop.core.documents.tokens import counter_from_tokenizer, estimate_tokens, estimate_unit
+from spar_desktop.core.documents.tokens import counter_from_tokenizer, estimate_unit
 from spar_desktop.core.documents.types import ChunkerConfig
+from tests.support.tokens import chunker_tokens
 
 DATA = Path(__file__).resolve().parents[4] / "shared" / "data"
 ENCODER_WINDOW = 256 - 2  # [CLS] and [SEP] take two of all-MiniLM-L6-v2's 256 positions
@@ -56,7 +57,7 @@ def test_unit_estimates_grow_with_rarity():
     assert estimate_unit("electroencephalography") > 5
     assert estimate_unit("1234567") > estimate_unit("12")
     assert estimate_unit("P5W8JWQS8F5FE") >= 9  # uuencoded junk splits almost per character
-    assert 4 <= estimate_tokens("Hello, world!") <= 6  # real: hello , world !
+    assert 4 <= chunker_tokens("Hello, world!") <= 6  # real: hello , world !
 
 
 def test_exact_counter_matches_tokenizer(minilm_tokenizer):
@@ -64,7 +65,7 @@ def test_exact_counter_matches_tokenizer(minilm_tokenizer):
     for text in ["Grüße aus Köln – and Ωmega. don't e-mail x_y 3.14 naïve",
                  "Hello, world!! ¿Qué tal? 12345678 #tag @user http://x.org/a?b=c",
                  "東京の工場では新しいポンプを導入しました。"]:
-        assert estimate_tokens(text, counter) == _real(minilm_tokenizer, text)
+        assert chunker_tokens(text, counter) == _real(minilm_tokenizer, text)
 
 
 def test_children_fit_the_encoder_window_on_real_text(minilm_tokenizer):
@@ -84,7 +85,7 @@ def test_estimate_is_conservative_on_real_text(minilm_tokenizer):
     words = text.split()
     for i in range(0, len(words) - 150, 997):
         window = " ".join(words[i:i + 150])
-        assert estimate_tokens(window) >= 0.78 * _real(minilm_tokenizer, window), window[:200]
+        assert chunker_tokens(window) >= 0.78 * _real(minilm_tokenizer, window), window[:200]
 
 
 def test_exact_counter_drives_chunking(minilm_tokenizer):

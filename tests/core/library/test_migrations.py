@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, inspect, select, text
 
 from spar_desktop.cli import main
 from spar_desktop.core.config import Settings, SettingsError, SettingsTooNewError, load_settings
-from spar_desktop.core.library.database import IndexTooNewError, Library
+from spar_desktop.core.library.database import IndexTooNewError, Library, make_engine
 from spar_desktop.core.library.models import Base, File, FileTag, Tag, TagEdge
 from spar_desktop.core.migrations import HEAD_REVISION, runner
 
@@ -163,7 +163,7 @@ def test_a_new_index_is_created_at_head_and_matches_the_models(tmp_path):
 
 
 def test_in_memory_databases_are_created_too():
-    lib = Library.open_url("sqlite://")
+    lib = Library(make_engine("sqlite://"), None)
     try:
         assert lib.upgrade.created
         with lib.session() as s:
@@ -533,14 +533,14 @@ def new_pg_database(server_url: str, name: str) -> str:
 @pytest.mark.postgres
 def test_postgres_new_index_at_head_and_010_upgrade(pg_server, tmp_path):
     fresh_url = new_pg_database(pg_server, "fresh")
-    lib = Library.open_url(fresh_url)
+    lib = Library(make_engine(fresh_url), None)
     try:
         assert lib.upgrade.created and runner.current_revision(lib.engine) == HEAD_REVISION
         assert model_drift(lib.engine) == []
         fresh_schema = schema(lib.engine)
     finally:
         lib.close()
-    again = Library.open_url(fresh_url)
+    again = Library(make_engine(fresh_url), None)
     assert again.upgrade is None
     again.close()
 
@@ -552,7 +552,7 @@ def test_postgres_new_index_at_head_and_010_upgrade(pg_server, tmp_path):
                           "VALUES ('/share', '[]', true, now(), false)"))
         conn.execute(text("INSERT INTO tags (key, value, source, created_at) VALUES ('tax:A', 'A', 'taxonomy', now())"))
     engine.dispose()
-    lib = Library.open_url(old_url)
+    lib = Library(make_engine(old_url), None)
     try:
         assert lib.upgrade.from_revision == "0.1.0" and lib.upgrade.backup is None
         assert schema(lib.engine) == fresh_schema
@@ -572,7 +572,7 @@ def test_postgres_refuses_a_newer_index_and_serializes_first_opens(pg_server):
     def open_it() -> None:
         try:
             barrier.wait(30)
-            lib = Library.open_url(url)
+            lib = Library(make_engine(url), None)
             reports.append(lib.upgrade)
             lib.close()
         except BaseException as exc:  # noqa: BLE001
@@ -590,7 +590,7 @@ def test_postgres_refuses_a_newer_index_and_serializes_first_opens(pg_server):
         conn.execute(text("UPDATE alembic_version SET version_num = '9999'"))
     tables = sorted(inspect(engine).get_table_names())
     with pytest.raises(IndexTooNewError, match=r"revision 9999\); install that version or newer"):
-        Library.open_url(url)
+        Library(make_engine(url), None)
     with engine.connect() as conn:
         assert conn.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["9999"]
     assert sorted(inspect(engine).get_table_names()) == tables

@@ -8,7 +8,7 @@ import os
 import pytest
 from sqlalchemy import select
 
-from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.database import Library, make_engine
 from spar_desktop.core.library.models import File, FileStatus
 from spar_desktop.core.library.queries import FileFilter, find_files
 from spar_desktop.core.library.scanner import Scanner
@@ -40,7 +40,7 @@ def test_scan_tags_and_queries_on_postgres(pg_url, tmp_path):
     tax = tmp_path / "t.json"
     tax.write_text(json.dumps([{"name": "Money", "children": [{"name": "Budget"}]}]), encoding="utf-8")
 
-    lib = Library.open_url(pg_url)
+    lib = Library(make_engine(pg_url), None)
     try:
         [report] = Scanner(lib, batch_size=7).scan([str(share)])
         assert report.new == 32

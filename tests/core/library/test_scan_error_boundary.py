@@ -15,6 +15,7 @@ from sqlalchemy import select
 
 from spar_desktop.core.documents.errors import ExtractionError
 from spar_desktop.core.documents.extract_pdf import extract_pdf
+from spar_desktop.core.library import scan_report, scan_walk
 from spar_desktop.core.library import scanner as scanner_mod
 from spar_desktop.core.library.models import File, FileStatus, ScanIssue
 from spar_desktop.core.library.paths import os_path
@@ -164,7 +165,7 @@ def test_names_that_differ_only_in_an_undecodable_byte(library, scanner, share):
 
 def test_a_row_the_database_refuses_is_a_problem_line_not_a_failed_scan(library, scanner, share, monkeypatch):
     """Behind the name check: were a clash to reach the database, the batch is written file by file."""
-    monkeypatch.setattr(scanner_mod._ScanRun, "_drop_name_clashes", lambda self, regular, links, stack, pushed:
+    monkeypatch.setattr(scan_walk.TreeWalk, "_drop_name_clashes", lambda self, regular, links, stack, pushed:
                         (regular, links))
     raw = os.fsencode(str(share))
     _touch(raw, b"a\\xff.txt", b"literal")
@@ -177,7 +178,7 @@ def test_a_row_the_database_refuses_is_a_problem_line_not_a_failed_scan(library,
     assert not report.cancelled and report.new == 6
     files = all_files(library)
     assert len(files) == 6 and all(f.status == FileStatus.OK for f in files.values())
-    assert [m for _, m in report.problems] == [scanner_mod.UNEXPECTED_RECORD]
+    assert [m for _, m in report.problems] == [scan_report.UNEXPECTED_RECORD]
     [again] = scanner.scan([str(share)])
     assert not again.cancelled and (again.new, again.changed) == (0, 0)
 
@@ -202,9 +203,9 @@ def test_an_unexpected_exception_becomes_that_files_error(library, scanner, shar
     files = all_files(library)
     assert files["a.txt"].status == FileStatus.OK and files["z.txt"].status == FileStatus.OK
     deep = files["deep.json"]
-    assert (deep.status, deep.error) == (FileStatus.ERROR, scanner_mod.UNEXPECTED_READ)
+    assert (deep.status, deep.error) == (FileStatus.ERROR, scan_report.UNEXPECTED_READ)
     assert deep.size == 2 and deep.mtime_ns == os.stat(share / "deep.json").st_mtime_ns
-    assert problems_by_name(report)["deep.json"] == scanner_mod.UNEXPECTED_READ
+    assert problems_by_name(report)["deep.json"] == scan_report.UNEXPECTED_READ
     assert any("deep.json" in r.getMessage() and r.exc_info for r in caplog.records)  # the details, logged
     probed.clear()
     assert_clean_rescan(scanner, share, 3)

@@ -122,12 +122,12 @@ def test_relations_commands(tmp_path, capsys):
     code, out, _ = spar(capsys, data, "relations", "build", "--json", "--yes")
     inc = json.loads(out)
     assert code == 0 and inc["incremental"] and inc["queries"]["log"] == 2
-    from spar_desktop.core.relations import store
+    from spar_desktop.core.relations import persist
 
-    R_inc = store.load(Path(inc["path"])).matrix().toarray()
+    R_inc = persist.load(Path(inc["path"])).matrix().toarray()
     code, out, _ = spar(capsys, data, "relations", "build", "--full", "--json", "--yes")
     full = json.loads(out)
-    R_full = store.load(Path(full["path"])).matrix().toarray()
+    R_full = persist.load(Path(full["path"])).matrix().toarray()
     assert not full["incremental"] and full["queries"] == inc["queries"]
     np.testing.assert_allclose(R_inc, R_full, atol=1e-6)
 

@@ -11,7 +11,7 @@ from spar_desktop.core.relations.beir_sessions import (
 )
 from spar_desktop.core.relations.clusters import CoocClusters, Word2VecParams, agglomerative_labels, cluster_sequences
 from spar_desktop.core.relations.cooc import SequenceParams, build_sequences, embedding_walks, real_sequences
-from spar_desktop.core.relations.documents import DocSet, normalize_rows
+from spar_desktop.core.relations.doc_vectors import DocSet, normalize_rows
 from spar_desktop.core.relations.expansion import ExpansionParams, cluster_expand, dense_ranking
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from spar_desktop.core.progress import CancelToken, Cancelled
-from spar_desktop.core.relations.documents import document_vector, normalize_rows
+from spar_desktop.core.relations.doc_vectors import document_vector, normalize_rows
 from spar_desktop.core.relations.edrmq import (
     EdrmqParams, RelationAccumulator, accumulate_bm25, accumulate_dense, dense_batch, softmax_rows, top_k_rows,
 )

@@ -21,14 +21,14 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.progress import Cancelled, CancelToken, Progress
 from spar_desktop.core.relations import build as build_module
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.checkpoint import FILE, QueryCheckpoint, pending_queries
 from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator
 from spar_desktop.core.relations.estimate import (
     QUERIES_PER_DOCUMENT, RATES, SPREAD, estimate_build, local_factor, record_build,
 )
 from spar_desktop.core.relations.eta import Eta, format_duration, format_range, time_left, with_eta
-from spar_desktop.core.relations.scope import RelationsError
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.service import build_relations
 
 WORDS = EdrmqParams(alpha=0.0)  # words-only EDR-MQ: no encoder
@@ -149,7 +149,7 @@ def test_a_cancelled_build_keeps_its_queries_and_the_next_one_resumes(library, t
     root = write_share(tmp_path / "share", 4)
     Scanner(library).scan([str(root)])
     monkeypatch.setattr(build_module, "QUERY_CHUNK", 5)  # a tiny corpus, several chunks
-    out = store.relations_dir(library.settings.data_dir, "index", "edrmq")
+    out = persist.relations_dir(library.settings.data_dir, "index", "edrmq")
     cancel = CancelToken()
     seen: list[Progress] = []
 
@@ -184,10 +184,10 @@ def test_a_cancelled_build_keeps_its_queries_and_the_next_one_resumes(library, t
     resumed = build_relations(library, params=WORDS)
     assert runs == [total - 10] and any("resumed: 10 queries" in n for n in resumed.notes)
     assert not (out / FILE).exists() and (out / "meta.json").is_file()  # stored: nothing left to resume
-    R_resumed = store.load(out).matrix().toarray()
+    R_resumed = persist.load(out).matrix().toarray()
     exact = build_relations(library, params=WORDS, incremental=False)
     assert runs[-1] == total and exact.queries == resumed.queries
-    np.testing.assert_allclose(store.load(out).matrix().toarray(), R_resumed, atol=1e-9)
+    np.testing.assert_allclose(persist.load(out).matrix().toarray(), R_resumed, atol=1e-9)
 
 
 def test_a_checkpoint_of_another_job_or_other_queries_is_not_used(tmp_path):

@@ -10,7 +10,7 @@ import networkx as nx
 import pytest
 from scipy import sparse
 
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.doc_vectors import DocSet
 from spar_desktop.core.relations.graph import add_communities, build_graph, edge_list, export_graph, palette, set_positions
 from spar_desktop.core.relations.layout import layout_graph
 

@@ -7,7 +7,7 @@ import pytest
 from scipy import sparse
 
 from spar_desktop.core.progress import CancelToken, Cancelled
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations.doc_vectors import DocSet
 from spar_desktop.core.relations.graph import add_communities, build_graph, edge_list, export_graph, set_positions
 from spar_desktop.core.relations.layout import (
     PAPER_TABLE1, ForceAtlas2Settings, _repulsion_exact, _repulsion_tree, forceatlas2, layout_graph, prepare_weights,

@@ -16,12 +16,11 @@ from spar_desktop.core.changes import Changes
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
-from spar_desktop.core.relations import store
-from spar_desktop.core.relations.documents import DocSet, normalize_rows
+from spar_desktop.core.relations import persist
+from spar_desktop.core.relations.doc_vectors import DocSet, normalize_rows
 from spar_desktop.core.relations.edrmq import EdrmqParams, RelationAccumulator, accumulate_dense
-from spar_desktop.core.relations.incremental import (
-    DocChanges, diff, pending_changes, realign, update_edrmq, update_relations,
-)
+from spar_desktop.core.relations.build_delta import DocChanges, diff, pending_changes, realign, update_edrmq
+from spar_desktop.core.relations.update_stored import update_relations
 from spar_desktop.core.relations.service import build_relations, related_files
 
 TOPICS = {
@@ -65,8 +64,8 @@ def test_update_keeps_R_as_S_over_N_and_only_queries_the_fresh_documents():
         accumulate_dense(d.vectors, np.stack([vectors[t] for t in texts]), EdrmqParams(k1=3, k2=3), acc)
 
     full = update_edrmq(docs, accumulate, queries=[(f"q{i}", "log") for i in range(30)], synthetic=False)
-    prev = store.StoredRelations("edrmq", "index", full.ids, full.acc, stats={"queries": full.counts},
-                                 fingerprints={d: "h" + d for d in ids})
+    prev = persist.StoredRelations("edrmq", "index", full.ids, full.acc, stats={"queries": full.counts},
+                                   fingerprints={d: "h" + d for d in ids})
     before = prev.acc.total.toarray().copy()
     # remove documents 3 and 17, change 5 (new vector), add 30
     keep = [i for i in range(30) if i not in (3, 17)]
@@ -121,7 +120,7 @@ def test_files_added_changed_and_removed_update_the_stored_relations(indexed):
     meta = json.loads((d / "meta.json").read_text())
     assert meta["version"] == 2 and len(meta["fingerprints"]) == 12
     assert pending_changes(lib) == DocChanges() and update_relations(lib) is None  # nothing to do
-    before = store.load(d)
+    before = persist.load(d)
 
     new = root / "Space" / "space5.txt"
     new.write_text(TOPICS["Space"].format(i=5) + " The capsule docked with the orbital station.", encoding="utf-8")
@@ -138,7 +137,7 @@ def test_files_added_changed_and_removed_update_the_stored_relations(indexed):
     report = update_relations(lib)
     assert report.incremental and report.files_changed == {"added": 1, "changed": 1, "removed": 1}
     assert report.changes == Changes(relations=True)  # the app's views showing relations reload
-    after = store.load(d)
+    after = persist.load(d)
     assert len(after.ids) == 12 and removed_id not in after.ids and after.ids[-1] == new_id
     assert after.ids.index(changed_id) == before.ids.index(changed_id)  # a changed file keeps its place
     assert after.acc.n_queries > before.acc.n_queries  # only the new documents' queries were added
@@ -155,7 +154,7 @@ def test_files_added_changed_and_removed_update_the_stored_relations(indexed):
     now = after.acc.total[[after.ids.index(i) for i in keep]][:, [after.ids.index(i) for i in keep]]
     assert (now - old).min() >= 0
     exact = build_relations(lib, incremental=False)
-    assert not exact.incremental and exact.documents == 12 and "updates_since_full_build" not in store.load(d).stats
+    assert not exact.incremental and exact.documents == 12 and "updates_since_full_build" not in persist.load(d).stats
 
 
 def test_version_1_builds_load_and_update_from_their_ids(indexed, tmp_path):
@@ -166,7 +165,7 @@ def test_version_1_builds_load_and_update_from_their_ids(indexed, tmp_path):
     meta["version"] = 1
     del meta["fingerprints"]
     (d / "meta.json").write_text(json.dumps(meta))
-    v1 = store.load(d)
+    v1 = persist.load(d)
     assert v1.fingerprints == {} and len(v1.known()) == 12
     (root / "Cars" / "cars2.txt").write_text("A new text about the clutch and the gearbox of a truck engine.")
     (root / "Cars" / "cars9.txt").write_text(TOPICS["Cars"].format(i=9))
@@ -179,8 +178,8 @@ def test_version_1_builds_load_and_update_from_their_ids(indexed, tmp_path):
     meta = json.loads((d / "meta.json").read_text())
     meta["version"] = 3
     (d / "meta.json").write_text(json.dumps(meta))
-    with pytest.raises(store.RelationsStoreError):
-        store.load(d)
+    with pytest.raises(persist.RelationsStoreError):
+        persist.load(d)
     assert pending_changes(lib, method="tfidf") is None  # unreadable: nothing to update, the graph says rebuild
     shutil.rmtree(d)
     assert pending_changes(lib, method="tfidf") is None
@@ -197,9 +196,9 @@ def test_a_killed_save_leaves_no_lasting_temporaries(tmp_path):
         p.write_bytes(b"half a save")
     hour_ago = time.time() - 3700
     os.utime(old, (hour_ago, hour_ago))
-    store.save(d, store.StoredRelations("tfidf", "index", ["1"], RelationAccumulator(1)))
+    persist.save(d, persist.StoredRelations("tfidf", "index", ["1"], RelationAccumulator(1)))
     assert not old.exists() and fresh.exists()  # another process may still be writing a fresh one
-    assert store.load(d).ids == ["1"]
+    assert persist.load(d).ids == ["1"]
 
 
 def test_cover_my_session_gives_a_passage_or_an_opening_per_file(indexed):

@@ -11,7 +11,7 @@ from scipy import sparse
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.edrmq import RelationAccumulator
 from spar_desktop.core.relations.querylog import group_sessions, query_texts, read_query_log, session_sequences
 
@@ -51,20 +51,20 @@ def test_query_sets_and_sessions_from_the_log(library):
 
 def test_store_round_trip_without_pickle(tmp_path):
     total = sparse.csr_matrix(np.array([[0, 0.2, 0], [0.1, 0, 0.3], [0, 0, 0]]))
-    stored = store.StoredRelations("cooc", "index", ["1", "2", "3"], RelationAccumulator(3, total, 4),
-                                   {"k1": 5}, "model@1", 17, stats={"queries": {"log": 4}},
-                                   cluster_labels=np.array([0, 0, 1]), cooc_vectors=np.eye(3, dtype=np.float32))
-    d = store.save(store.relations_dir(tmp_path, "index", "cooc"), stored)
-    back = store.load(d)
+    stored = persist.StoredRelations("cooc", "index", ["1", "2", "3"], RelationAccumulator(3, total, 4),
+                                     {"k1": 5}, "model@1", 17, stats={"queries": {"log": 4}},
+                                     cluster_labels=np.array([0, 0, 1]), cooc_vectors=np.eye(3, dtype=np.float32))
+    d = persist.save(persist.relations_dir(tmp_path, "index", "cooc"), stored)
+    back = persist.load(d)
     assert back.ids == ["1", "2", "3"] and back.acc.n_queries == 4 and back.last_log_id == 17
     np.testing.assert_allclose(back.matrix().toarray(), total.toarray() / 4)
     assert back.cluster_labels.tolist() == [0, 0, 1] and back.cooc_vectors.shape == (3, 3)
     assert json.loads((d / "meta.json").read_text())["format"] == "spar-relations"
     with np.load(d / "sum.npz", allow_pickle=False) as z:  # plain arrays only
         assert "data" in z.files
-    assert [m for m, _ in store.available(tmp_path, "index")] == ["cooc"]
+    assert [m for m, _ in persist.available(tmp_path, "index")] == ["cooc"]
     (d / "meta.json").write_text("{not json")
-    with pytest.raises(store.RelationsStoreError):
-        store.load(d)
-    with pytest.raises(store.RelationsStoreError):
-        store.load(tmp_path / "nothing-here")
+    with pytest.raises(persist.RelationsStoreError):
+        persist.load(d)
+    with pytest.raises(persist.RelationsStoreError):
+        persist.load(tmp_path / "nothing-here")

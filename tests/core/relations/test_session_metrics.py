@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from spar_desktop.core.relations.session_metrics import (
-    EvalSession, bootstrap_ci, calls_to_coverage, censored, evaluate_sessions, paired_bootstrap_ci,
+    EvalSession, bootstrap_ci, censored, evaluate_sessions, paired_bootstrap_ci,
     session_coverage, simulate_calls,
 )
 
@@ -18,15 +18,7 @@ def test_session_coverage_hand_cases():
     assert session_coverage(["a"], set()) == 0.0
 
 
-def test_calls_to_coverage_hand_cases():
-    session = {"a", "b", "c", "d"}
-    rankings = [["a", "x"], ["x", "y"], ["b", "c"], ["d"]]
-    assert calls_to_coverage(rankings, session, 0.25) == 1
-    assert calls_to_coverage(rankings, session, 0.5) == 3  # the 2nd call adds nothing
-    assert calls_to_coverage(rankings, session, 0.75) == 3
-    assert calls_to_coverage(rankings, session, 1.0) == 4
-    assert calls_to_coverage(rankings[:2], session, 0.5) is None
-    assert calls_to_coverage([["b", "a"]], session, 0.5, k=1) is None  # only the top-1 counts
+def test_unreached_sessions_are_censored_past_the_call_limit():
     assert censored([1, None, 3], max_calls=10).tolist() == [1, 11, 3]
 
 

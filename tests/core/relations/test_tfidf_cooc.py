@@ -14,7 +14,7 @@ from spar_desktop.core.relations.clusters import CoocClusters, agglomerative_lab
 from spar_desktop.core.relations.cooc import (
     SequenceParams, augment, build_sequences, embedding_walks, nearest_neighbors, question_sequences,
 )
-from spar_desktop.core.relations.documents import normalize_rows
+from spar_desktop.core.relations.doc_vectors import normalize_rows
 from spar_desktop.core.relations.expansion import cluster_boost, cluster_expand, dense_ranking
 from spar_desktop.core.relations.tfidf import tfidf_top_k
 

@@ -11,11 +11,12 @@ from sqlalchemy import select
 
 from spar_desktop.core.library.models import File
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
-from spar_desktop.core.relations import store
-from spar_desktop.core.relations.documents import DocSet
+from spar_desktop.core.relations import persist
+from spar_desktop.core.relations.doc_vectors import DocSet
+from spar_desktop.core.relations.errors import RelationsError
 from spar_desktop.core.relations.graph import add_communities, build_graph, edge_list, set_positions
 from spar_desktop.core.relations.layout import layout_graph
-from spar_desktop.core.relations.scope import RelationsError, scope_files, scope_key, workspace_id
+from spar_desktop.core.relations.scope import scope_files, scope_key, workspace_id
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
@@ -23,19 +24,19 @@ if TYPE_CHECKING:
 COMBINE = {"edrmq": "sum", "tfidf": "max", "cooc": "max"}  # see graph.undirected
 
 
-def load_stored(library: "Library", workspace: Optional[str] = None, method: Optional[str] = None) -> store.StoredRelations:
+def load_stored(library: "Library", workspace: Optional[str] = None, method: Optional[str] = None) -> persist.StoredRelations:
     ws_id = workspace_id(library, workspace)
     scope = scope_key(ws_id)
     data_dir = library.settings.data_dir
     if method is None:
-        have = store.available(data_dir, scope)
+        have = persist.available(data_dir, scope)
         if not have:
             raise RelationsError(f"no relations built for {'this workspace' if ws_id else 'the index'} yet: "
                                  "run `spar relations build` first")
         method = have[0][0]
     try:
-        return store.load(store.relations_dir(data_dir, scope, method))
-    except store.RelationsStoreError as exc:
+        return persist.load(persist.relations_dir(data_dir, scope, method))
+    except persist.RelationsStoreError as exc:
         raise RelationsError(f"no '{method}' relations for {'this workspace' if ws_id else 'the index'}: "
                              f"run `spar relations build --method {method}` ({exc})") from exc
 
@@ -43,7 +44,7 @@ def load_stored(library: "Library", workspace: Optional[str] = None, method: Opt
 def is_stored(library: "Library", workspace: Optional[str], method: str) -> bool:
     """Whether ``method``'s relations are stored for the scope (reads meta.json files only)."""
     scope = scope_key(workspace_id(library, workspace))
-    return any(m == method for m, _ in store.available(library.settings.data_dir, scope))
+    return any(m == method for m, _ in persist.available(library.settings.data_dir, scope))
 
 
 def resolve_file(library: "Library", ref: str) -> tuple[int, str, str]:
@@ -86,12 +87,12 @@ def relations_graph(library: "Library", workspace: Optional[str] = None, method:
     return G
 
 
-def _cluster_labels(library, stored: store.StoredRelations, ids: list[str]) -> Optional[list[int]]:
+def _cluster_labels(library, stored: persist.StoredRelations, ids: list[str]) -> Optional[list[int]]:
     source = stored
     if stored.cluster_labels is None:
         try:
-            source = store.load(store.relations_dir(library.settings.data_dir, stored.scope, "cooc"))
-        except store.RelationsStoreError:
+            source = persist.load(persist.relations_dir(library.settings.data_dir, stored.scope, "cooc"))
+        except persist.RelationsStoreError:
             return None
         if source.cluster_labels is None:
             return None

@@ -1,8 +1,8 @@
 """Keeping stored relations current as files are added, changed and removed, without a rebuild:
 ``update_relations`` brings a stored build up to date with the settings it was built with.
 
-How an update works and what it approximates is in updates.py (the machinery the builder in
-build.py also uses); its names are importable from here as well.
+How an update works and what it approximates is in build_delta.py (the machinery the builder in
+build.py also uses).
 """
 
 from __future__ import annotations
@@ -10,14 +10,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Optional
 
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.build import BuildReport, build_relations
+from spar_desktop.core.relations.build_delta import pending_changes
 from spar_desktop.core.relations.edrmq import EdrmqParams
 from spar_desktop.core.relations.scope import scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn
-from spar_desktop.core.relations.updates import (  # noqa: F401  (re-exported)
-    DocChanges, diff, fresh_queries, pending_changes, realign, update_edrmq,
-)
 
 if TYPE_CHECKING:
     from spar_desktop.core.library.database import Library
@@ -35,8 +33,8 @@ def update_relations(library: "Library", workspace: Optional[str] = None, method
         return None
     kwargs: dict[str, Any] = {}
     if method == "edrmq":
-        meta = store.load_meta(store.relations_dir(library.settings.data_dir,
-                                                   scope_key(workspace_id(library, workspace)), method))
+        meta = persist.load_meta(persist.relations_dir(library.settings.data_dir,
+                                                       scope_key(workspace_id(library, workspace)), method))
         params = dict(meta.get("params") or {})
         kwargs["retriever"] = params.pop("retriever", "dense")
         fields = set(EdrmqParams.__dataclass_fields__)

@@ -3,7 +3,7 @@
 - sum.npz: the accumulated sum of p1·p2 (scipy sparse, loaded with allow_pickle=False);
 - meta.json: format/version, document ids (row order), query count, parameters, model id, the last
   query-log id consumed (incremental updates start after it) and, from version 2, a fingerprint
-  (content hash) of every file the build considered, rows or left out (updates.py diffs it
+  (content hash) of every file the build considered, rows or left out (build_delta.py diffs it
   against the scope to find added, changed and removed files);
 - clusters.json / cooc_vectors.npy: co-occurrence cluster labels and embeddings (method cooc).
 Files are written to temporary names and renamed, meta.json last, so a crash mid-save leaves the

@@ -35,9 +35,9 @@ import numpy as np
 from scipy import sparse
 
 from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback, check, no_progress
-from spar_desktop.core.relations import store
+from spar_desktop.core.relations import persist
 from spar_desktop.core.relations.checkpoint import QueryCheckpoint
-from spar_desktop.core.relations.documents import DocSet, subset
+from spar_desktop.core.relations.doc_vectors import DocSet, subset
 from spar_desktop.core.relations.edrmq import RelationAccumulator
 from spar_desktop.core.relations.scope import scope_files, scope_key, workspace_id
 from spar_desktop.core.relations.synthetic import QuestionFn, synthetic_queries
@@ -110,7 +110,7 @@ class EdrmqUpdate:
     resumed: int = 0  # queries a cancelled run of the same job had finished (checkpoint.py)
 
 
-def update_edrmq(docs: DocSet, accumulate: Accumulate, *, prev: Optional[store.StoredRelations] = None,
+def update_edrmq(docs: DocSet, accumulate: Accumulate, *, prev: Optional[persist.StoredRelations] = None,
                  fingerprints: Optional[Mapping[str, Optional[str]]] = None, queries: Sequence[tuple[str, str]] = (),
                  synthetic: bool = True, question_fn: Optional[QuestionFn] = None,
                  checkpoint: Optional[QueryCheckpoint] = None,
@@ -215,7 +215,7 @@ def pending_changes(library: "Library", workspace: Optional[str] = None,
     nothing is stored (or it cannot be read). Reads meta.json and the index only: cheap."""
     ws_id = workspace_id(library, workspace)
     try:
-        meta = store.load_meta(store.relations_dir(library.settings.data_dir, scope_key(ws_id), method))
-    except store.RelationsStoreError:
+        meta = persist.load_meta(persist.relations_dir(library.settings.data_dir, scope_key(ws_id), method))
+    except persist.RelationsStoreError:
         return None
-    return diff(store.known_files(meta), scope_fingerprints(library, ws_id))
+    return diff(persist.known_files(meta), scope_fingerprints(library, ws_id))
