@@ -12,6 +12,7 @@ import signal
 import sys
 from dataclasses import replace
 
+from spar_desktop.commands import ws_enhance
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.documents.pages import page_span_label
@@ -38,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="use the whole index on purpose (e.g. when the request's words match no tag); "
                         "other filters still apply")
     c.add_argument("--build", action="store_true", help="build right away")
+    ws_enhance.add_chunking_option(c)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
 
@@ -104,6 +106,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("file")
     i.add_argument("--name", help="name for the imported workspace")
     i.set_defaults(func=run_import)
+    ws_enhance.register(wsub)
 
 
 def _positive(text: str) -> int:
@@ -167,13 +170,13 @@ def run_create(args) -> int:
     if args.all_files:
         flt = replace(flt, all_files=True)
     try:
-        info, exp = mgr.create(args.name, filter=flt)
+        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None))
     except UnscopedFilter as exc:
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0
-    print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted)"))
+    print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted, {info.chunking} chunking)"))
     _print_explanation(exp)
     if args.build:
         args.rebuild = False
@@ -284,6 +287,8 @@ def run_build(args) -> int:
         progress.finish()
     if getattr(args, "json", False):
         print(json.dumps(report.to_json(), indent=1))
+        if not report.cancelled:
+            ws_enhance.after_build(mgr, report.name, as_json=True)
         return 130 if report.cancelled else 0
     if report.cancelled:
         print(printable(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume"))
@@ -302,6 +307,7 @@ def run_build(args) -> int:
         print(printable(f"  ! {path}: {state}: {message}"))
     if len(report.problems) > 50:
         print(printable(f"  ... and {len(report.problems) - 50} more (spar ws files \"{report.name}\")"))
+    ws_enhance.after_build(mgr, report.name, as_json=False)
     return 0
 
 
@@ -351,8 +357,10 @@ def run_list(args) -> int:
     archived = mgr.archive_idle()
     infos = mgr.list()
     fresh = {i.name: mgr.freshness(i.name) for i in infos if i.active}
+    enhanced = {i.name: ws_enhance.status_line(mgr, i.name) for i in infos if i.chunking == "contextual"}
     if args.json:
-        print(json.dumps([{**i.to_json(), **({"freshness": fresh[i.name].to_json()} if i.name in fresh else {})}
+        print(json.dumps([{**i.to_json(), **({"freshness": fresh[i.name].to_json()} if i.name in fresh else {}),
+                           **({"enhancement": enhanced[i.name].to_json()} if enhanced.get(i.name) else {})}
                           for i in infos], indent=1, default=str))
         return 0
     for n in archived:
@@ -363,7 +371,8 @@ def run_list(args) -> int:
         status = fresh[i.name].describe() if i.name in fresh and fresh[i.name].stale else i.status
         print(f"{printable(i.name):<30} {status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
               f"last used {i.last_used_at:%Y-%m-%d %H:%M}"
-              + ("  (interrupted — build again to resume)" if i.interrupted else ""))
+              + ("  (interrupted — build again to resume)" if i.interrupted else "")
+              + (f"  {enhanced[i.name].describe()}" if enhanced.get(i.name) else ""))
     return 0
 
 
@@ -372,9 +381,13 @@ def run_status(args) -> int:
     mgr = _manager(args)
     info = mgr.get(args.name)
     fresh = mgr.freshness(args.name)
+    enhanced = ws_enhance.status_line(mgr, info.name)
     if args.json:
-        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json()}, indent=1, ensure_ascii=False))
+        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json(), "chunking": info.chunking,
+                          "enhancement": enhanced.to_json() if enhanced else None}, indent=1, ensure_ascii=False))
         return 0
+    if enhanced is not None:
+        print(printable(f"'{info.name}': {enhanced.describe()}"))
     if info.built_at is None or info.archived:
         print(printable(f"'{info.name}' is {info.status}: nothing built to compare"
                         + (f" (spar ws {'reactivate' if info.archived else 'build'} \"{info.name}\")")))

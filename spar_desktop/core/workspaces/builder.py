@@ -26,7 +26,8 @@ from spar_desktop.core.retrieval.alpha import load_default_model
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
 from spar_desktop.core.workspaces.build_lock import build_running
-from spar_desktop.core.workspaces.engine import chunker_config
+from spar_desktop.core.workspaces.chunkings import build_config
+from spar_desktop.core.workspaces.enhance import contextual_overlay
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
 from spar_desktop.core.workspaces.evolved_keys import carry_over, drop_unreferenced, evolved_overrides
 from spar_desktop.core.workspaces.freshness import built_files, compare, index_states
@@ -161,6 +162,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     with lib.session() as s:
         ws = manager.workspace_row(s, name)
         ws_id, previous, prev_chunks, was_built = ws.id, ws.status, ws.chunk_count, ws.built_at is not None
+        chunking = ws.chunking
         ws.status = WorkspaceStatus.BUILDING
     progress(Progress(0, None, "selecting files"))
     admitted = admitted_files(lib, flt)
@@ -180,7 +182,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     report.changed_files, report.new_files, report.removed_files = len(diff.changed), len(diff.new), len(diff.removed)
     states: dict[int, tuple[str, Optional[str]]] = {}
     items = []
-    config = chunker_config(lib.settings)
+    config = build_config(lib.settings, chunking)
     options = _read_options(lib)
     primary: dict[str, str] = {}  # content hash -> the admitted path searched for it (copies collapse)
     for file_id, path, content_hash in admitted:
@@ -213,6 +215,7 @@ def _build_workspace(manager: "Workspaces", name: str, progress: ProgressCallbac
     try:
         docs = embed_documents(items, config, eng.encoder, eng.cache, progress, cancel,
                                on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
+        docs = contextual_overlay(eng.cache, docs, lib.settings, chunking, config)  # enhanced ones swap in
         by_doc, file_ids, ocr_ids = {}, {}, []
         for file_id, path, content_hash in admitted:
             if file_id in states:

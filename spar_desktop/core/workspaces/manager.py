@@ -23,6 +23,7 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progres
 from spar_desktop.core.retrieval.vector_store import delete_collection
 from spar_desktop.core.workspaces import builder, ranking
 from spar_desktop.core.workspaces.build_lock import build_in_progress
+from spar_desktop.core.workspaces.chunkings import chunking_of
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import WorkspaceError, WorkspaceNotFound
 from spar_desktop.core.workspaces.freshness import UP_TO_DATE, Freshness, freshness
@@ -57,6 +58,7 @@ class WorkspaceInfo:
     model_id: Optional[str]
     last_error: Optional[str]
     chunker_key: Optional[str] = None
+    chunking: str = "hierarchical"  # chunkings.CHUNKINGS
 
     @property
     def archived(self) -> bool:
@@ -89,7 +91,7 @@ class WorkspaceInfo:
             "created_at": self.created_at.isoformat(), "built_at": self.built_at.isoformat() if self.built_at else None,
             "last_used_at": self.last_used_at.isoformat(),
             "archived_at": self.archived_at.isoformat() if self.archived_at else None,
-            "filter": self.filter.to_json(),
+            "filter": self.filter.to_json(), "chunking": self.chunking,
         }
 
 
@@ -189,7 +191,7 @@ class Workspaces:
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-               filter: Optional[WorkspaceFilter] = None) -> tuple[WorkspaceInfo, Explanation]:
+               filter: Optional[WorkspaceFilter] = None, chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
         """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
         edited after a preview: no request is parsed and no tag is matched again)."""
         name = check_name(name)
@@ -201,7 +203,8 @@ class Workspaces:
         flt = require_scope(filter if filter is not None else
                             self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
         with self.library.session() as s:
-            ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json())
+            ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
+                           chunking=chunking_of(chunking))
             s.add(ws)
         return self.get(name), explain(self.library, flt)
 
@@ -285,7 +288,7 @@ class Workspaces:
             last_error = last_error or INTERRUPTED_MESSAGE
         return WorkspaceInfo(ws.id, ws.name, status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
                              ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
-                             ws.model_id, last_error, ws.chunker_key)
+                             ws.model_id, last_error, ws.chunker_key, chunking_of(ws.chunking))
 
     def get(self, name: str) -> WorkspaceInfo:
         with self.library.session() as s:
