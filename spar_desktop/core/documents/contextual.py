@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 
 ContextFn = Callable[[str, str], str]
 
+
+class ContextFailed(Exception):
+    """Raised by a context function whose caller wants no fallback (an evaluation must not cache
+    or measure plain passages as contextual ones): ``contextualize`` lets it through."""
+
 # Local LLMs have small context windows and long legacy documents are common, so the LLM sees
 # the document's opening (title, abstract, headings) plus the neighbourhood of the chunk.
 DOC_EXCERPT_CHARS = 12_000
@@ -57,6 +62,8 @@ def contextualize(chunks: list[Chunk], doc: ExtractedDocument,
             continue
         try:
             ctx = context_fn(document_excerpt(text, doc.title, c.char_start, c.char_end), c.text)
+        except ContextFailed:
+            raise
         except Exception as exc:  # the LLM is optional: any failure falls back to plain chunks
             log.warning("contextual enhancement failed (%s: %s); using plain chunks",
                         type(exc).__name__, exc)
