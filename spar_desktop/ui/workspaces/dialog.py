@@ -40,6 +40,7 @@ from spar_desktop.core.changes import Changes
 from spar_desktop.ui.base.tasks import TaskError
 from spar_desktop.ui.workspaces import ops
 from spar_desktop.ui.workspaces.controller import WorkspaceController
+from spar_desktop.ui.workspaces.chunking_choice import add_chunking_row
 from spar_desktop.ui.workspaces.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
 
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -110,6 +111,7 @@ class WorkspaceDialog(QDialog):
         if not self.edit_name:
             form.addRow("Name", self.name_edit)
         form.addRow("Request", row)
+        self.chunking_combo = None if self.edit_name else add_chunking_row(form)  # how files become passages
         layout.addLayout(form)
         self.status_label = QLabel("Keywords are matched to tags; dates, quarters and file types become constraints. "
                                    "Nothing is built until you say so.")
@@ -580,5 +582,6 @@ class WorkspaceDialog(QDialog):
             self._failed(err)
             self._update_buttons()
 
-        self.runner.run(partial(ops.create_workspace, c.service, name, flt), title=f"Creating {name}",
+        chunking = self.chunking_combo.value() if self.chunking_combo is not None else None
+        self.runner.run(partial(ops.create_workspace, c.service, name, flt, chunking=chunking), title=f"Creating {name}",
                         on_success=done, on_failure=failed, changes=Changes(workspaces=True))
