@@ -176,7 +176,9 @@ def run_create(args) -> int:
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0
-    print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted, {info.chunking} chunking)"))
+    print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted)"))
+    if info.chunking != "hierarchical":
+        print(printable(f"passages: {info.chunking} chunking"))
     _print_explanation(exp)
     if args.build:
         args.rebuild = False
@@ -383,8 +385,9 @@ def run_status(args) -> int:
     fresh = mgr.freshness(args.name)
     enhanced = ws_enhance.status_line(mgr, info.name)
     if args.json:
-        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json(), "chunking": info.chunking,
-                          "enhancement": enhanced.to_json() if enhanced else None}, indent=1, ensure_ascii=False))
+        extra = {"chunking": info.chunking, "enhancement": enhanced.to_json()} if enhanced else {}
+        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json(), **extra}, indent=1,
+                         ensure_ascii=False))
         return 0
     if enhanced is not None:
         print(printable(f"'{info.name}': {enhanced.describe()}"))
