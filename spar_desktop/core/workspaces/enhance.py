@@ -163,7 +163,8 @@ def enhance_workspace(manager: "Workspaces", name: str, context_fn: ContextFn,
         done_n = contexts.count(hashes, info.chunker_key)
 
         def tell() -> None:
-            progress(Progress(min(done_n, total), total, f"contextual: {min(done_n, total):,}/{total:,} passages enhanced"))
+            n = min(done_n, total)
+            progress(Progress(n, total, f"contextual: {n:,}/{total:,} passages enhanced"))
 
         tell()
         try:

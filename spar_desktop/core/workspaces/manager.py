@@ -191,7 +191,8 @@ class Workspaces:
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-               filter: Optional[WorkspaceFilter] = None, chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
+               filter: Optional[WorkspaceFilter] = None,
+               chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
         """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
         edited after a preview: no request is parsed and no tag is matched again)."""
         name = check_name(name)

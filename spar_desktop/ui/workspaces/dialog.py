@@ -39,8 +39,8 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.changes import Changes
 from spar_desktop.ui.base.tasks import TaskError
 from spar_desktop.ui.workspaces import ops
-from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.chunking_choice import add_chunking_row
+from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.filter_widgets import HOW_TEXT, FunnelWidget, tag_label
 
 GROUP_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -583,5 +583,5 @@ class WorkspaceDialog(QDialog):
             self._update_buttons()
 
         chunking = self.chunking_combo.value() if self.chunking_combo is not None else None
-        self.runner.run(partial(ops.create_workspace, c.service, name, flt, chunking=chunking), title=f"Creating {name}",
-                        on_success=done, on_failure=failed, changes=Changes(workspaces=True))
+        self.runner.run(partial(ops.create_workspace, c.service, name, flt, chunking=chunking),
+                        title=f"Creating {name}", on_success=done, on_failure=failed, changes=Changes(workspaces=True))
