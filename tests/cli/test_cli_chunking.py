@@ -80,7 +80,7 @@ def test_unknown_chunking_is_an_argument_error(tmp_path, capsys):
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL is POSIX")
 def test_enhancement_killed_mid_way_resumes_asking_only_the_remaining_passages(tmp_path, fake):
-    data, share = tmp_path / "data", write_share(tmp_path / "share")
+    data, share = tmp_path / "data", write_share(tmp_path / "share", repeat=16)  # a few passages each
     env = {**kt.child_env(tmp_path / "model-cache"), "OLLAMA_HOST": fake.url}
     for cmd in (kt.spar_cmd(data, "index", str(share), "--quiet"),
                 kt.spar_cmd(data, "ws", "create", "ctx", "--all-files", "--chunking", "contextual")):
