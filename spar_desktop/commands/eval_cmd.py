@@ -24,6 +24,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="hybrid (the app's search), bm25 or dense alone; naive-fusion is the baseline the "
                    "default must beat: bm25s over whole documents + MiniLM on each document's first 256 "
                    "tokens, min-max normalised, weight 0.5, no chunking (naive-bm25 / naive-dense: its parts)")
+    from spar_desktop.commands.eval_chunking import add_chunking_option
+
+    add_chunking_option(p)
     p.add_argument("--keyword-unit", choices=("parent", "chunk"), default=None,
                    help="what BM25 scores: whole parent sections (default) or the child chunks")
     from spar_desktop.commands.eval_learning import add_learning_options, alpha_arg
@@ -54,7 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from spar_desktop.commands.common import StderrProgress, settings_from_args
     from spar_desktop.core.eval.beir import BeirError, load_beir
-    from spar_desktop.core.eval.runner import build_searcher, chunker_config_from, evaluate_searcher
+    from spar_desktop.core.eval.runner import build_searcher, evaluate_searcher
     from spar_desktop.core.retrieval.keyword_units import DEFAULT_KEYWORD_UNIT
 
     if getattr(args, "sessions", False):  # session metrics live with the relations (co-occurrence clusters)
@@ -86,11 +89,14 @@ def run(args: argparse.Namespace) -> int:
     progress = StderrProgress(f"eval {dataset.name}")
     if args.method.startswith("naive-"):
         return _run_naive(args, dataset, settings, progress)
+    from spar_desktop.commands.eval_chunking import chunking_for
+
+    config, chunk_fn = chunking_for(args, settings)  # --chunking (default: the settings' hierarchical)
     try:
         searcher, info = build_searcher(
             dataset, settings.data_dir, dense=args.method != "bm25",
             device=args.device or settings.embedding_device, runtime=settings.embed_runtime,
-            config=chunker_config_from(settings),
+            config=config, chunk_fn=chunk_fn,
             keyword_unit=args.keyword_unit or DEFAULT_KEYWORD_UNIT, progress=progress,
         )
         report = evaluate_searcher(searcher, dataset, info, method=args.method, alpha=args.alpha,

@@ -12,6 +12,7 @@ import signal
 import sys
 from dataclasses import replace
 
+from spar_desktop.commands import ws_enhance
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
 from spar_desktop.commands.ws_print import print_build_report, print_hits
@@ -48,6 +49,7 @@ def _add_create(wsub) -> None:
                         "other filters still apply")
     add_request_options(c)
     c.add_argument("--build", action="store_true", help="build right away")
+    ws_enhance.add_chunking_option(c)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=run_create)
 
@@ -125,6 +127,7 @@ def _add_status_list_share(wsub) -> None:
     i.add_argument("file")
     i.add_argument("--name", help="name for the imported workspace")
     i.set_defaults(func=run_import)
+    ws_enhance.register(wsub)
 
 
 def _positive(text: str) -> int:
@@ -189,13 +192,15 @@ def run_create(args) -> int:
     if args.all_files:
         flt = replace(flt, all_files=True)
     try:
-        info, exp = mgr.create(args.name, filter=flt)
+        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None))
     except UnscopedFilter as exc:
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
         print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
         return 0
     print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted)"))
+    if info.chunking != "hierarchical":
+        print(printable(f"passages: {info.chunking} chunking"))
     _print_explanation(exp)
     if args.build:
         args.rebuild = False
@@ -306,11 +311,14 @@ def run_build(args) -> int:
         progress.finish()
     if getattr(args, "json", False):
         print(json.dumps(report.to_json(), indent=1))
+        if not report.cancelled:
+            ws_enhance.after_build(mgr, report.name, as_json=True)
         return 130 if report.cancelled else 0
     if report.cancelled:
         print(printable(f"'{report.name}': build cancelled; finished work is cached — run the build again to resume"))
         return 130
     print_build_report(report)
+    ws_enhance.after_build(mgr, report.name, as_json=False)
     return 0
 
 
@@ -356,8 +364,10 @@ def run_list(args) -> int:
     archived = mgr.archive_idle()
     infos = mgr.list()
     fresh = {i.name: mgr.freshness(i.name) for i in infos if i.active}
+    enhanced = {i.name: ws_enhance.status_line(mgr, i.name) for i in infos if i.chunking == "contextual"}
     if args.json:
-        print(json.dumps([{**i.to_json(), **({"freshness": fresh[i.name].to_json()} if i.name in fresh else {})}
+        print(json.dumps([{**i.to_json(), **({"freshness": fresh[i.name].to_json()} if i.name in fresh else {}),
+                           **({"enhancement": enhanced[i.name].to_json()} if enhanced.get(i.name) else {})}
                           for i in infos], indent=1, default=str))
         return 0
     for n in archived:
@@ -368,7 +378,8 @@ def run_list(args) -> int:
         status = fresh[i.name].describe() if i.name in fresh and fresh[i.name].stale else i.status
         print(f"{printable(i.name):<30} {status:<9} {i.file_count:>6} files {i.chunk_count:>7} chunks  "
               f"last used {i.last_used_at:%Y-%m-%d %H:%M}"
-              + ("  (interrupted — build again to resume)" if i.interrupted else ""))
+              + ("  (interrupted — build again to resume)" if i.interrupted else "")
+              + (f"  {enhanced[i.name].describe()}" if enhanced.get(i.name) else ""))
     return 0
 
 
@@ -377,9 +388,14 @@ def run_status(args) -> int:
     mgr = _manager(args)
     info = mgr.get(args.name)
     fresh = mgr.freshness(args.name)
+    enhanced = ws_enhance.status_line(mgr, info.name)
     if args.json:
-        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json()}, indent=1, ensure_ascii=False))
+        extra = {"chunking": info.chunking, "enhancement": enhanced.to_json()} if enhanced else {}
+        print(json.dumps({"name": info.name, "status": info.status, **fresh.to_json(), **extra}, indent=1,
+                         ensure_ascii=False))
         return 0
+    if enhanced is not None:
+        print(printable(f"'{info.name}': {enhanced.describe()}"))
     if info.built_at is None or info.archived:
         print(printable(f"'{info.name}' is {info.status}: nothing built to compare"
                         + (f" (spar ws {'reactivate' if info.archived else 'build'} \"{info.name}\")")))

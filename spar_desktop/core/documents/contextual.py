@@ -17,6 +17,11 @@ log = logging.getLogger(__name__)
 
 ContextFn = Callable[[str, str], str]
 
+
+class ContextFailed(Exception):
+    """Raised by a context function whose caller wants no fallback (an evaluation must not cache
+    or measure plain passages as contextual ones): ``contextualize`` lets it through."""
+
 # Local LLMs have small context windows and long legacy documents are common, so the LLM sees
 # the document's opening (title, abstract, headings) plus the neighbourhood of the chunk.
 DOC_EXCERPT_CHARS = 12_000
@@ -57,10 +62,34 @@ def contextualize(chunks: list[Chunk], doc: ExtractedDocument,
             continue
         try:
             ctx = context_fn(document_excerpt(text, doc.title, c.char_start, c.char_end), c.text)
+        except ContextFailed:
+            raise
         except Exception as exc:  # the LLM is optional: any failure falls back to plain chunks
             log.warning("contextual enhancement failed (%s: %s); using plain chunks",
                         type(exc).__name__, exc)
             return chunks
-        ctx = " ".join(str(ctx or "").split())[:max_context_chars]
+        ctx = clean_context(ctx, max_context_chars)
         out.append(dataclasses.replace(c, context=ctx or None))
     return out
+
+
+def clean_context(reply: object, max_context_chars: int = MAX_CONTEXT_CHARS) -> str:
+    """A model's reply as a context line: one line of whitespace-collapsed text, capped."""
+    return " ".join(str(reply or "").split())[:max_context_chars]
+
+
+def passage_context(text: str, title: Optional[str], chunk: Chunk, context_fn: ContextFn) -> str:
+    """The context line for one passage of a document whose text is ``text`` (raises what
+    ``context_fn`` raises: the caller decides what a failure means)."""
+    return clean_context(context_fn(document_excerpt(text, title, chunk.char_start, chunk.char_end), chunk.text))
+
+
+def text_from_chunks(chunks: list[Chunk] | tuple[Chunk, ...]) -> str:
+    """The document text rebuilt from its chunks at their offsets (parents cover it; the gaps
+    between them are whitespace the chunker dropped): a cached document gets its contexts
+    without opening the file again."""
+    end = max((c.char_end for c in chunks), default=0)
+    buf = [" "] * end
+    for c in chunks:
+        buf[c.char_start:c.char_end] = c.text
+    return "".join(buf)

@@ -28,7 +28,7 @@ from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMism
 from spar_desktop.core.workspaces.build_lock import build_running
 from spar_desktop.core.workspaces.build_plan import ReadPlan, index_rows, plan_reads, read_options
 from spar_desktop.core.workspaces.build_report import WorkspaceBuildReport
-from spar_desktop.core.workspaces.engine import chunker_config
+from spar_desktop.core.workspaces.chunkings import build_config, contextual_overlay
 from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceError
 from spar_desktop.core.workspaces.evolved_keys import carry_over, drop_unreferenced, evolved_overrides
 from spar_desktop.core.workspaces.freshness import built_files, compare, index_states
@@ -86,6 +86,7 @@ class _Build:
         self.target, self.progress, self.cancel = target, progress, cancel
         self.rebuild, self.reopen_store = rebuild, reopen_store
         self.report = WorkspaceBuildReport(target.name)
+        self.chunking = ""  # read with the row in _mark_building
         self.start = time.perf_counter()
 
     def run(self) -> WorkspaceBuildReport:
@@ -104,7 +105,7 @@ class _Build:
         diff = compare(held, admitted, states)
         report.changed_files, report.new_files = len(diff.changed), len(diff.new)
         report.removed_files = len(diff.removed)
-        config = chunker_config(self.lib.settings)
+        config = build_config(self.lib.settings, self.chunking)
         plan = plan_reads(admitted, index, read_options(self.lib.settings), self.cancel, self.progress)
         before = getattr(self.eng.encoder, "texts_encoded", 0)
         model_id = self.eng.encoder.model_id
@@ -144,6 +145,7 @@ class _Build:
             if ws is None:
                 raise WorkspaceError(f"the workspace '{self.target.name}' was deleted")
             previous, prev_chunks, was_built = ws.status, ws.chunk_count, ws.built_at is not None
+            self.chunking = ws.chunking  # chunkings.CHUNKINGS; empty on rows made before the choice
             ws.status = WorkspaceStatus.BUILDING
         return previous, prev_chunks, was_built
 
@@ -151,6 +153,7 @@ class _Build:
         errors: dict[str, str] = {}
         docs = embed_documents(plan.items, config, self.eng.encoder, self.eng.cache, self.progress, self.cancel,
                                on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
+        docs = contextual_overlay(self.eng.cache, docs, self.lib.settings, self.chunking, config)  # enhanced ones swap in
         by_doc, file_ids, ocr_ids = {}, {}, []
         for file_id, path, content_hash in admitted:
             if file_id in plan.states:

@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 
 from spar_desktop.core.library.models import Tag
 from spar_desktop.core.workspaces.build_lock import build_in_progress
+from spar_desktop.core.workspaces.chunkings import chunking_of
 from spar_desktop.core.workspaces.errors import WorkspaceNotFound
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceStatus
 from spar_desktop.core.workspaces.selection import WorkspaceFilter
@@ -39,6 +40,7 @@ class WorkspaceInfo:
     model_id: Optional[str]
     last_error: Optional[str]
     chunker_key: Optional[str] = None
+    chunking: str = "hierarchical"  # chunkings.CHUNKINGS
 
     @property
     def archived(self) -> bool:
@@ -71,7 +73,7 @@ class WorkspaceInfo:
             "created_at": self.created_at.isoformat(), "built_at": self.built_at.isoformat() if self.built_at else None,
             "last_used_at": self.last_used_at.isoformat(),
             "archived_at": self.archived_at.isoformat() if self.archived_at else None,
-            "filter": self.filter.to_json(),
+            "filter": self.filter.to_json(), "chunking": self.chunking,
         }
 
 
@@ -97,7 +99,7 @@ def workspace_info(s, ws: Workspace, data_dir: Optional[str]) -> WorkspaceInfo:
         last_error = last_error or INTERRUPTED_MESSAGE
     return WorkspaceInfo(ws.id, ws.name, status, ws.collection, WorkspaceFilter.from_json(ws.filter_json or {}),
                          ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
-                         ws.model_id, last_error, ws.chunker_key)
+                         ws.model_id, last_error, ws.chunker_key, chunking_of(ws.chunking))
 
 
 def find_workspace_id(library: Any, name: str) -> int:

@@ -25,6 +25,7 @@ from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.vector_store import delete_collection
 from spar_desktop.core.workspaces import builder, ranking
+from spar_desktop.core.workspaces.chunkings import chunking_of
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError, WorkspaceNotFound
 from spar_desktop.core.workspaces.freshness import UP_TO_DATE, Freshness, freshness
@@ -142,7 +143,8 @@ class Workspaces:
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-               filter: Optional[WorkspaceFilter] = None) -> tuple[WorkspaceInfo, Explanation]:
+               filter: Optional[WorkspaceFilter] = None,
+               chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
         """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
         edited after a preview: no request is parsed and no tag is matched again)."""
         name = check_name(name)
@@ -154,7 +156,8 @@ class Workspaces:
         flt = require_scope(filter if filter is not None else
                             self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
         with self.library.session() as s:
-            ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json())
+            ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
+                           chunking=chunking_of(chunking))
             s.add(ws)
         return self.get(name), explain(self.library, flt)
 

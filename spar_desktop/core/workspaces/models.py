@@ -32,6 +32,8 @@ class Workspace(Base):
     filter_json: Mapped[dict] = mapped_column(JSON, default=dict)
     model_id: Mapped[Optional[str]] = mapped_column(String(120), nullable=True)
     chunker_key: Mapped[Optional[str]] = mapped_column(String(200), nullable=True)
+    # How its files are cut into passages (core/workspaces/chunkings.py); None: hierarchical.
+    chunking: Mapped[Optional[str]] = mapped_column(String(16), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     built_at: Mapped[Optional[datetime]] = mapped_column(DateTime, nullable=True)
     last_used_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -31,7 +31,7 @@ from spar_desktop.core.data_layout import DataLayout
 from spar_desktop.core.retrieval import searcher_state
 from spar_desktop.core.retrieval.alpha import load_default_model
 from spar_desktop.core.retrieval.vector_store import ChromaCollection
-from spar_desktop.core.workspaces.engine import chunker_config
+from spar_desktop.core.workspaces.chunkings import build_config
 from spar_desktop.core.workspaces.evolved_keys import load_keys
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
 
@@ -216,6 +216,7 @@ class SearcherCache:
                 raise _Stale("the workspace changed")
             row = {"workspace_id": ws_id, "collection": ws.collection, "built_at": built_at.isoformat(),
                    "model_id": ws.model_id, "chunker_key": ws.chunker_key, "chunks": ws.chunk_count}
+            chunking = ws.chunking
         root = self._dir(row["collection"])
         try:
             name = (root / POINTER).read_text(encoding="utf-8").strip()
@@ -234,7 +235,7 @@ class SearcherCache:
         encoder = engine.encoder
         if encoder.model_id != row["model_id"]:
             raise _Stale("the embedding model changed since the build")
-        if chunker_config(engine.settings).cache_key != row["chunker_key"]:
+        if build_config(engine.settings, chunking).cache_key != row["chunker_key"]:
             raise _Stale("the chunking settings changed since the build")
         collection = None
         if _dense_in_chroma(engine.settings):

@@ -35,6 +35,7 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.changes import Changes
 from spar_desktop.ui.base.tasks import TaskError
 from spar_desktop.ui.workspaces import ops, request_sources
+from spar_desktop.ui.workspaces.chunking_choice import add_chunking_row
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.dialog_explanation import FilterExplanationView
 from spar_desktop.ui.workspaces.filter_widgets import FunnelWidget
@@ -112,6 +113,7 @@ class WorkspaceDialog(FilterExplanationView, QDialog):
         if not self.edit_name:
             form.addRow("Name", self.name_edit)
         form.addRow("Request", row)
+        self.chunking_combo = None if self.edit_name else add_chunking_row(form)  # how files become passages
         layout.addLayout(form)
         self.status_label = QLabel("Keywords are matched to tags; dates, quarters and file types become constraints. "
                                    "Nothing is built until you say so.")
@@ -416,5 +418,6 @@ class WorkspaceDialog(FilterExplanationView, QDialog):
             self._failed(err)
             self._update_buttons()
 
-        self.runner.run(partial(ops.create_workspace, c.service, name, flt), title=f"Creating {name}",
-                        on_success=done, on_failure=failed, changes=Changes(workspaces=True))
+        chunking = self.chunking_combo.value() if self.chunking_combo is not None else None
+        self.runner.run(partial(ops.create_workspace, c.service, name, flt, chunking=chunking),
+                        title=f"Creating {name}", on_success=done, on_failure=failed, changes=Changes(workspaces=True))

@@ -96,9 +96,9 @@ def workspace_explanation(service: WorkspaceService, name: str, progress: Progre
 
 
 def create_workspace(service: WorkspaceService, name: str, flt: Any, progress: ProgressCallback,
-                     cancel: CancelToken) -> WorkspaceInfo:
-    """Create ``name`` with exactly the filter the user edited."""
-    return service.manager.create(name, filter=flt)[0]
+                     cancel: CancelToken, chunking: Optional[str] = None) -> WorkspaceInfo:
+    """Create ``name`` with exactly the filter the user edited (and the chunking chosen)."""
+    return service.manager.create(name, filter=flt, chunking=chunking)[0]
 
 
 def save_filter(service: WorkspaceService, name: str, flt: Any, progress: ProgressCallback, cancel: CancelToken):

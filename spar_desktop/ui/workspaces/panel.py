@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.progress import Progress
 from spar_desktop.ui.base.flow_layout import FlowLayout
 from spar_desktop.ui.base.progress_view import shown
+from spar_desktop.ui.workspaces import chunking_choice
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.panel_status import PanelStatusLines
 from spar_desktop.ui.workspaces.panel_text import describe_row, status_text
@@ -66,6 +67,7 @@ class WorkspacePanel(PanelStatusLines, QWidget):
         self._progress: dict[str, Progress] = {}
         self._chunking: dict[str, str] = {}  # workspace -> how it is cut and scored (last build/search)
         self._learning = None  # MemoryStats of the current workspace, once read
+        self._enhancer = chunking_choice.watch(controller, self._update_actions)  # contextual passages
         self._build()
         c = controller
         c.ready.connect(self._ready)
@@ -292,7 +294,7 @@ class WorkspacePanel(PanelStatusLines, QWidget):
         row = self.controller.current
         building = row is not None and self.controller.is_building(row.name)
         has = row is not None and self.controller.service is not None
-        self.info.setText(describe_row(row, self._chunking.get(row.name)) if row else "")
+        self.info.setText(describe_row(row, self._chunking.get(row.name)) + self._enhancer.note(row) if row else "")
         self.info.setVisible(row is not None)
         self.build_button.setEnabled(has and not building and row.status != "archived")
         self.build_button.setText("Update" if row is not None and row.status == "active" else "Build")

@@ -149,3 +149,33 @@ def test_excerpt_of_long_document_includes_the_chunk_neighbourhood():
     assert excerpt.startswith("T\n\n[00000]")
     assert "[08000]" in excerpt
     assert len(excerpt) <= 2000 + 20
+
+
+def test_a_cached_documents_text_is_rebuilt_from_its_chunks_for_the_model():
+    """Enhancement asks about cached documents without reading the files again: the text the
+    model sees is the document's own, at the same offsets (whitespace between sections aside)."""
+    from spar_desktop.core.documents.contextual import document_excerpt, text_from_chunks
+
+    doc = _doc()
+    chunks = chunk_document(doc, ChunkerConfig(child_tokens=50, parent_tokens=150, overlap_tokens=10))
+    rebuilt = text_from_chunks(chunks)
+    assert len(rebuilt) <= len(doc.text)
+    for c in chunks:
+        assert rebuilt[c.char_start:c.char_end] == c.text
+    assert rebuilt.split() == doc.text.split()
+    child = next(c for c in chunks if c.level == "child")
+    assert document_excerpt(rebuilt, doc.title, child.char_start, child.char_end).split() == \
+        document_excerpt(doc.text, doc.title, child.char_start, child.char_end).split()
+
+
+def test_a_context_failure_that_must_not_fall_back_goes_through():
+    """An evaluation must not cache or measure plain passages as contextual ones."""
+    from spar_desktop.core.documents.contextual import ContextFailed
+
+    doc = _doc()
+
+    def strict(excerpt: str, chunk_text: str) -> str:
+        raise ContextFailed("the language model failed: 500")
+
+    with pytest.raises(ContextFailed):
+        chunk_document(doc, ChunkerConfig(contextual=True), context_fn=strict)
