@@ -15,7 +15,7 @@ from dataclasses import replace
 from spar_desktop.commands import ws_enhance
 from spar_desktop.commands.common import CommandError, StderrProgress, open_library, parse_day
 from spar_desktop.commands.terminal import printable
-from spar_desktop.commands.ws_print import print_build_report, print_hits
+from spar_desktop.commands.ws_print import print_build_report, print_hits, print_unbuilt_files
 from spar_desktop.commands.ws_request import add_request_options, apply_drops, read_request
 from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
 
@@ -175,7 +175,8 @@ UNSCOPED_HINT = ("  drop those words: spar ws create NAME --prompt \"...\" witho
 
 @_guard
 def run_create(args) -> int:
-    from spar_desktop.core.workspaces.selection import UnscopedFilter, WorkspaceFilter
+    from spar_desktop.core.workspaces.errors import UnscopedFilter
+    from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
     mgr = _manager(args)
     if args.all_files and not (args.prompt.strip() or args.tag or args.since or args.until or args.type):
@@ -257,38 +258,18 @@ def run_explain(args) -> int:
     return 0
 
 
-NOT_BUILT = "not built yet"
-
-
 @_guard
 def run_files(args) -> int:
     mgr = _manager(args)
     info = mgr.get(args.name)
     rows = mgr.files(args.name)
     if not rows and info.built_at is None:
-        return _print_unbuilt_files(mgr, info, args.json)
+        return print_unbuilt_files(mgr, info, args.json)
     if args.json:
         print(json.dumps([{"path": r.path, "state": r.state, "error": r.error, "chunks": r.chunks} for r in rows], indent=1))
         return 0
     for r in rows:
         print(printable(f"{r.state:<9} {r.chunks:>5}  {r.path}" + (f"  ({r.error})" if r.error else "")))
-    return 0
-
-
-def _print_unbuilt_files(mgr, info, as_json: bool) -> int:
-    """Before the first build a workspace has no file rows yet: show what its filter admits."""
-    from spar_desktop.core.workspaces.selection import admitted_files
-
-    admitted = admitted_files(mgr.library, mgr.current_filter(info.name))
-    if as_json:
-        print(json.dumps([{"path": path, "state": NOT_BUILT, "error": None, "chunks": 0} for _, path, _ in admitted],
-                         indent=1))
-        return 0
-    for _, path, _ in admitted:
-        print(f"{NOT_BUILT}  {printable(path)}")
-    hint = f'build it to search and ask: spar ws build "{info.name}"'
-    print(printable(f"{len(admitted)} files admitted, {hint}" if admitted else
-                    f"no file admitted (spar ws explain \"{info.name}\" says why)"), file=sys.stderr)
     return 0
 
 

@@ -1,11 +1,15 @@
-"""How `spar ws` prints a build report and search hits (names and paths through ``printable``)."""
+"""How `spar ws` prints a build report, search hits and a workspace not built yet (names and paths
+through ``printable``)."""
 
 from __future__ import annotations
 
+import json
 import sys
 
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.documents.pages import page_span_label
+
+NOT_BUILT = "not built yet"
 
 
 def print_build_report(report) -> None:
@@ -40,3 +44,20 @@ def print_hits(res) -> None:
             more = f" (+{len(h.also_at) - 3} more)" if len(h.also_at) > 3 else ""
             print(printable(f"     also at: {'; '.join(h.also_at[:3])}{more}"))
     print(f"{len(res.hits)} hits in {res.latency_ms:.0f} ms", file=sys.stderr)
+
+
+def print_unbuilt_files(mgr, info, as_json: bool) -> int:
+    """Before the first build a workspace has no file rows yet: show what its filter admits."""
+    from spar_desktop.core.workspaces.selection import admitted_files
+
+    admitted = admitted_files(mgr.library, mgr.current_filter(info.name))
+    if as_json:
+        print(json.dumps([{"path": path, "state": NOT_BUILT, "error": None, "chunks": 0} for _, path, _ in admitted],
+                         indent=1))
+        return 0
+    for _, path, _ in admitted:
+        print(f"{NOT_BUILT}  {printable(path)}")
+    hint = f'build it to search and ask: spar ws build "{info.name}"'
+    print(printable(f"{len(admitted)} files admitted, {hint}" if admitted else
+                    f"no file admitted (spar ws explain \"{info.name}\" says why)"), file=sys.stderr)
+    return 0

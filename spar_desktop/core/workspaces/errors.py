@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 
 class WorkspaceError(Exception):
@@ -28,3 +28,22 @@ class NeedsBuild(WorkspaceError):
         reason = f" ({why})" if why else ""
         super().__init__(f"workspace '{name}' needs a build before it can be searched{reason}: "
                          f"run `spar ws build \"{name}\"`")
+
+
+def unscoped_message(flt: Any) -> str:
+    """What to say (and offer) when nothing in a filter chooses files."""
+    if flt.unmatched:
+        words = ", ".join(f"'{kw}'" for kw in flt.unmatched)
+        return (f"No tag matches {words}, and the request sets no date, file type, author or folder, so it "
+                "would admit every file. Choose one: drop those words (or reword them with words your tags "
+                "use), pick a tag for them, or use the whole index on purpose.")
+    return ("Nothing chooses files: describe the files you want, or choose at least one tag or constraint "
+            "(or the whole index on purpose).")
+
+
+class UnscopedFilter(WorkspaceError):
+    """A filter that would admit every file without the user asking for the whole index."""
+
+    def __init__(self, flt: Any) -> None:
+        super().__init__(unscoped_message(flt))
+        self.filter = flt

@@ -48,6 +48,17 @@ def sources_suffix(sources: Sources, kind: str, values: Sequence[str]) -> str:
     return " (" + ", ".join(f"{v}: {source_of(sources, kind, v) or 'you'}" for v in values) + ")"
 
 
+def group_source(sources: Sources, label: str) -> str:
+    """The source suffix of a tag group's funnel line ('folder X' groups come from folders)."""
+    if label.startswith("folder "):
+        return source_suffix(sources, "folder", label[7:])
+    return source_suffix(sources, "keyword", label)
+
+
+def dates_source(sources: Sources, since: Optional[date], until: Optional[date]) -> str:
+    return source_suffix(sources, "dates", dates_value(since, until))
+
+
 def constraints(flt: Any) -> list[tuple[str, str, str]]:
     """Every droppable constraint of a filter (or parsed request) now: (kind, value, source)."""
     src = tuple(getattr(flt, "sources", ()))

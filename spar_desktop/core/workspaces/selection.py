@@ -28,10 +28,12 @@ from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.queries import FileFilter, count_files
 from spar_desktop.core.library.tags import ancestors_by_tag, resolve_tags
 from spar_desktop.core.workspaces import ranking
-from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.errors import UnscopedFilter, unscoped_message
 from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
 from spar_desktop.core.workspaces.request import ParsedRequest
-from spar_desktop.core.workspaces.request_sources import dates_value, source_suffix, sources_from_json, sources_suffix
+from spar_desktop.core.workspaces.request_sources import (
+    dates_source, group_source, source_suffix, sources_from_json, sources_suffix,
+)
 from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
 
 
@@ -222,7 +224,7 @@ class Explanation:
         out = [f"Request: {f.request}"] if f.request else []
         for g in f.groups:
             marked = g.required and (f.effective_tolerance or f.ranks)
-            out.append(f"  '{g.label}'{' (required)' if marked else ''}{_group_source(f, g.label)} → "
+            out.append(f"  '{g.label}'{' (required)' if marked else ''}{group_source(f.sources, g.label)} → "
                        f"{describe_tags(g.tags, expand)}")
             if g.pruned:
                 out.append(f"      (also matched, covered by an ancestor: {describe_names(g.pruned, expand)})")
@@ -238,7 +240,7 @@ class Explanation:
             out.append("  the whole index, chosen on purpose" + (" (other constraints still apply)" if f.groups or f.since
                                                                   or f.until or f.formats or f.authors else ""))
         if f.since or f.until:
-            out.append(f"  dates: {f.since or '…'} to {f.until or '…'}{_dates_source(f)}")
+            out.append(f"  dates: {f.since or '…'} to {f.until or '…'}{dates_source(f.sources, f.since, f.until)}")
         if f.formats:
             out.append(f"  file types: {', '.join(f.formats)}{sources_suffix(f.sources, 'type', f.formats)}")
         if f.authors:
@@ -277,35 +279,6 @@ class Explanation:
 
 
 NOTHING_CHOSEN = "nothing chosen: no tag group or constraint"
-
-
-def _group_source(f: WorkspaceFilter, label: str) -> str:
-    if label.startswith("folder "):
-        return source_suffix(f.sources, "folder", label[7:])
-    return source_suffix(f.sources, "keyword", label)
-
-
-def _dates_source(f: WorkspaceFilter) -> str:
-    return source_suffix(f.sources, "dates", dates_value(f.since, f.until))
-
-
-def unscoped_message(flt: WorkspaceFilter) -> str:
-    """What to say (and offer) when nothing in a filter chooses files."""
-    if flt.unmatched:
-        words = ", ".join(f"'{kw}'" for kw in flt.unmatched)
-        return (f"No tag matches {words}, and the request sets no date, file type, author or folder, so it "
-                "would admit every file. Choose one: drop those words (or reword them with words your tags "
-                "use), pick a tag for them, or use the whole index on purpose.")
-    return ("Nothing chooses files: describe the files you want, or choose at least one tag or constraint "
-            "(or the whole index on purpose).")
-
-
-class UnscopedFilter(WorkspaceError):
-    """A filter that would admit every file without the user asking for the whole index."""
-
-    def __init__(self, flt: WorkspaceFilter) -> None:
-        super().__init__(unscoped_message(flt))
-        self.filter = flt
 
 
 def require_scope(flt: WorkspaceFilter) -> WorkspaceFilter:
@@ -413,12 +386,12 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
         if flt.ranked:
             required = [g for g in flt.groups if g.required and g.tags]
             for i, g in enumerate(required, start=1):
-                steps.append(FunnelStep(f"tag group '{g.label}' (required){_group_source(flt, g.label)}",
+                steps.append(FunnelStep(f"tag group '{g.label}' (required){group_source(flt.sources, g.label)}",
                                         count_files(s, flt.hard_filter(i, constraints=False))))
             base = flt.hard_filter(constraints=False)
         else:
             for i, g in enumerate(flt.groups, start=1):
-                steps.append(FunnelStep(f"tag group '{g.label}'{_group_source(flt, g.label)}",
+                steps.append(FunnelStep(f"tag group '{g.label}'{group_source(flt.sources, g.label)}",
                                         count_files(s, flt.file_filter(i, constraints=False))))
             base = flt.file_filter(constraints=False)
             if flt.effective_tolerance:
@@ -426,7 +399,7 @@ def explain(library: Library, flt: WorkspaceFilter) -> Explanation:
                                         f"{len(flt.optional_groups)} groups not marked required", count_files(s, base)))
         if flt.since or flt.until:
             base = replace(base, since=flt.since, until=flt.until)
-            steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}{_dates_source(flt)}",
+            steps.append(FunnelStep(f"dated {flt.since or '…'} to {flt.until or '…'}{dates_source(flt.sources, flt.since, flt.until)}",
                                     count_files(s, base)))
         if flt.formats:
             base = replace(base, formats=flt.formats)
