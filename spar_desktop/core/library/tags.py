@@ -79,12 +79,16 @@ class TagCache:
         deepest = []
         for specs, _ in chains:
             parent_id: Optional[int] = None
+            parent_new = False
             for key, _ in specs:
-                tag_id = self.ids[key]
-                if parent_id is not None and (parent_id, tag_id) not in self.edges:
+                tag_id, tag_new = self.ids[key], key in new
+                # An edge is laid only with a tag this call created: between two tags that already
+                # existed a missing edge was removed on purpose (the user grouped or moved the tag),
+                # and a re-scan must not put it back.
+                if parent_id is not None and (tag_new or parent_new) and (parent_id, tag_id) not in self.edges:
                     self.edges.add((parent_id, tag_id))
                     edges.append({"parent_id": parent_id, "child_id": tag_id})
-                parent_id = tag_id
+                parent_id, parent_new = tag_id, tag_new
             assert parent_id is not None
             deepest.append(parent_id)
         if edges:

@@ -233,3 +233,41 @@ def test_the_file_format_is_checked(flat):
     with pytest.raises(GroupingError, match="not a tag grouping"):
         GroupingProposal.from_json(json.dumps({**data, "format": "spar-topic-proposal"}))
     assert "Equipment" in grouping_prompt(proposal.selection)
+
+
+def test_grouped_folder_tags_stay_grouped_after_a_rescan(tmp_path):
+    """Folder names are what most shares have for a taxonomy: a scan that finds a new file in a
+    grouped folder must not hang the folder back under its old parent."""
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.library.scanner import Scanner
+
+    root = tmp_path / "share"
+    share = root / "Plant"
+    for name in MECHANICAL + ["Invoices"]:
+        (share / name).mkdir(parents=True)
+        (share / name / "a.txt").write_text(f"{name} maintenance log", encoding="utf-8")
+    lib = Library.open(load_settings(tmp_path / "data"))
+    try:
+        Scanner(lib).scan([str(root)])
+        with lib.session() as s:
+            selection = select_by_names(s, "Plant", MECHANICAL)
+        proposal = propose_grouping(selection, generate=lambda _prompt: json.dumps(
+            {"groups": [{"name": "Mechanical", "tags": MECHANICAL}]}))
+        with lib.session() as s:
+            accept_grouping(s, proposal)
+        (share / "Pumps" / "b.txt").write_text("pump seal replaced", encoding="utf-8")
+        (share / "Valves" / "New").mkdir()
+        (share / "Valves" / "New" / "c.txt").write_text("valve test", encoding="utf-8")
+        Scanner(lib).scan([str(root)])
+        with lib.session() as s:
+            infos = tag_infos(s)
+        plant = next(i for i, t in infos.items() if t.value == "Plant")
+        assert children(infos, plant) == {"Mechanical", "Invoices"}
+        mech = next(i for i in infos[plant].child_ids if infos[i].value == "Mechanical")
+        assert children(infos, mech) == set(MECHANICAL)
+        valves = next(i for i in infos[mech].child_ids if infos[i].value == "Valves")
+        assert children(infos, valves) == {"New"}  # a folder new since the grouping still hangs where it is
+        assert infos[next(i for i in infos[mech].child_ids if infos[i].value == "Pumps")].file_count == 2
+    finally:
+        lib.close()
