@@ -46,6 +46,7 @@ from spar_desktop.ui.library.overview_page import attach as attach_overview
 from spar_desktop.ui.library.tag_panel import TagPanel
 from spar_desktop.ui.relations.features import RelationsFeatures
 from spar_desktop.ui.viewer.document_viewer import DocumentViewer
+from spar_desktop.ui.workspaces import ops as workspace_ops
 from spar_desktop.ui.workspaces.features import WorkspaceFeatures
 from spar_desktop.ui.window_actions import build_actions
 from spar_desktop.ui.workspaces.workspace_view import WorkspaceView
@@ -210,8 +211,10 @@ class MainWindow(QMainWindow):
         self.views.save(qs)  # the view is kept even when the layout is not
         self.controller.shutdown()
         self.chat_features.shutdown()
-        self.runner.shutdown()
+        finished = self.runner.shutdown()
         self.viewer.release()  # after the renders stopped: its copies of archive members go
+        if finished:  # a task still running past the wait keeps its store; the process exit ends it
+            workspace_ops.release_store(self.settings)
         super().closeEvent(event)
 
     # ------------------------------------------------------------------ library events

@@ -169,3 +169,15 @@ def test_a_folder_dropped_on_the_launcher_is_indexed(tmp_path):
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
+
+
+def test_closing_the_window_closes_the_data_dirs_engine(window):
+    """The window's close leaves the data dir closed: its vector-store helper and embedding cache
+    are let go of, and whoever opens the data dir next gets a fresh engine."""
+    from spar_desktop.core.workspaces.engine import engine_for
+
+    engine = engine_for(window.settings)
+    engine.cache  # opened, as a build or search would
+    window.close()
+    assert engine._cache is None
+    assert engine_for(window.settings) is not engine

@@ -54,6 +54,14 @@ def open_service(library: Library, progress: ProgressCallback, cancel: CancelTok
     return WorkspaceService(manager)
 
 
+def release_store(settings: Any) -> None:
+    """The window closed with no task left running: the data dir's engine closes (its vector-store
+    helper stops, the embedding cache is closed), leaving the data dir closed, not just abandoned."""
+    from spar_desktop.core.workspaces.engine import release_engine
+
+    release_engine(settings)
+
+
 def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> bool:
     """Load the encoder and sync the tag vocabulary before the user needs them (seconds)."""
     from spar_desktop.ui.base.runtime import freeze_long_lived
