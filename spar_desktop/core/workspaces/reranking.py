@@ -8,13 +8,12 @@ Only hybrid results are considered: tau is a threshold on the fused score.
 
 from __future__ import annotations
 
-import socket
 from dataclasses import replace
 from functools import partial
 from typing import Any, Optional, Sequence
-from urllib.parse import urlparse
 
 from spar_desktop.core.config import Settings
+from spar_desktop.core.llm.connection import listening
 from spar_desktop.core.retrieval.conditional_rerank import (
     Calibration, Reranker, RerankOutcome, conditional_rerank, load_calibration,
 )
@@ -23,19 +22,6 @@ from spar_desktop.core.workspaces.search import WorkspaceResults
 # A reranking that takes longer is abandoned (the fused order stays, with the reason): the CLI and
 # chat wait for it; the app shows the fused order first and swaps in the reranked one when it comes.
 RERANK_TIMEOUT_S = 30.0
-PROBE_TIMEOUT_S = 0.25  # is anything listening at the Ollama host? (a refused connection: at once)
-
-
-def listening(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
-    """A bare TCP connect: without Ollama a search pays ~0.1 ms, not the client's set-up and
-    description of a refused request (0.1-0.3 s)."""
-    u = urlparse(url)
-    try:
-        port = u.port or (443 if u.scheme == "https" else 80)
-        socket.create_connection((u.hostname or "127.0.0.1", port), timeout).close()
-        return True
-    except (OSError, ValueError):
-        return False
 
 
 def reranker_from_settings(settings: Settings, model: Optional[str] = None, host: Optional[str] = None,
