@@ -114,3 +114,16 @@ def test_the_update_mode_saved_in_the_window_applies_at_once(qtbot, window):
     dialog.workspace_updates.setCurrentIndex(dialog.workspace_updates.findData("never"))
     save_button(dialog).click()
     assert window.library.settings.workspace_updates == "never" and window.settings.workspace_updates == "never"
+
+
+def test_the_models_uses_can_be_turned_off_and_stay_off(qtbot, settings):
+    """Reading requests and reranking results with the model are on by default (they only run when
+    Ollama answers); a user who does not want them turns each off, and it is saved."""
+    dialog = make(qtbot, settings)
+    assert dialog.request_llm.isChecked() and dialog.rerank_results.isChecked()
+    dialog.request_llm.setChecked(False)
+    dialog.rerank_results.setChecked(False)
+    save_button(dialog).click()
+    loaded = load_settings(settings.data_dir)
+    assert (loaded.request_llm, loaded.rerank_results) == (False, False)
+    assert not make(qtbot, loaded).request_llm.isChecked()

@@ -138,6 +138,11 @@ class SettingsDialog(QDialog):
         self.rerank_results.setToolTip("When the two retrievers disagree about the top result, the model reorders "
                                        "the top 10 in the background; the results show first and are replaced "
                                        "when it answers (costs the model's generation time).")
+        self.request_llm = QCheckBox("Let the model read workspace requests too (beside the rules)")
+        self.request_llm.setChecked(settings.request_llm)
+        self.request_llm.setToolTip(f"The model's reading of a request is merged with the rules' (their hard "
+                                    f"constraints win); each constraint shows where it came from. Waits at most "
+                                    f"{settings.request_llm_timeout_s:g} s, then the rules alone read it.")
         self.device = QComboBox()
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device.setEditable(False)
@@ -147,6 +152,7 @@ class SettingsDialog(QDialog):
         form.addRow("Ollama host", self.ollama_host)
         form.addRow("Ollama model", self.ollama_model)
         form.addRow(self.rerank_results)
+        form.addRow(self.request_llm)
         form.addRow("Embedding device", self.device)
         return models
 
@@ -302,6 +308,7 @@ class SettingsDialog(QDialog):
             ocr_enabled=self.ocr_enabled.isChecked(),
             auto_tagging=self.auto_tagging.isChecked(),
             rerank_results=self.rerank_results.isChecked(),
+            request_llm=self.request_llm.isChecked(),
             extract_max_text_mb=self.max_text_mb.value(),
             extract_max_seconds=self.max_seconds.value(),
             archive_max_inflated_mb=self.max_archive_mb.value(),
