@@ -98,6 +98,11 @@ class DataLayout:
         return self.root / "tagging" / "topic_proposal.json"
 
     @property
+    def tag_grouping(self) -> Path:
+        """The CLI's saved tag grouping proposal (``spar tags group``)."""
+        return self.root / "tagging" / "tag_grouping.json"
+
+    @property
     def sample_corpus(self) -> Path:
         """The bundled sample corpus, copied here (never indexed from inside the package)."""
         return self.root / "sample_corpus"

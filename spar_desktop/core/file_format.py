@@ -5,6 +5,8 @@ three refusals into its own error and words (a .sparws, a topic proposal, settin
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
 from typing import Any, Optional
 
 
@@ -30,6 +32,20 @@ class NewerVersion(FormatRefused):
     def __init__(self, version: int, newest: int) -> None:
         super().__init__(f"format version {version}; this version reads up to {newest}")
         self.version, self.newest = version, newest
+
+
+def write_text_atomically(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` through a temp file, fsync and rename: a crash leaves the old file
+    or the new one, never half of either (proposals, calibrations)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
 
 
 def format_header(kind: str, version: int) -> dict[str, Any]:

@@ -19,6 +19,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, TypeVar
 
+from spar_desktop.core.file_format import write_text_atomically
+
 log = logging.getLogger(__name__)
 
 H = TypeVar("H")
@@ -141,14 +143,9 @@ SHIPPED = Calibration(DEFAULT_TAU, source="default")
 
 
 def save_calibration(cal: Calibration, path: Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     data = cal.to_json()
     data["created_at"] = data["created_at"] or datetime.now(timezone.utc).isoformat(timespec="seconds")
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(path)  # readers never see half a file
-    return path
+    return write_text_atomically(path, json.dumps(data, indent=2))  # readers never see half a file
 
 
 def load_calibration(path: Path) -> Calibration:

@@ -11,7 +11,6 @@ tagged "Pumps", and now also found under "Mechanical" because the tree is DAG-ex
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -22,7 +21,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.data_layout import DataLayout
-from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version, format_header
+from spar_desktop.core.file_format import (
+    BadVersion, NewerVersion, NotThisFormat, check_version, format_header, write_text_atomically,
+)
 from spar_desktop.core.library.models import Tag, TagEdge, TagSource
 from spar_desktop.core.library.tags import TagError, add_edge, create_tag, remove_edge, resolve_tags
 
@@ -255,20 +256,12 @@ def select_by_names(session: Session, parent: Optional[str], names: list[str]) -
 
 # -------------------------------------------------------------------- the file in the data dir
 def grouping_path(data_dir: Path) -> Path:
-    return DataLayout(Path(data_dir)).topic_proposal.with_name("tag_grouping.json")
+    return DataLayout(Path(data_dir)).tag_grouping
 
 
 def save_grouping(data_dir: Path, proposal: GroupingProposal) -> Path:
-    """Write atomically (temp file + fsync + rename), like the topic proposal."""
-    path = grouping_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(proposal.to_json())
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    """Write atomically: a crash leaves the old or the new proposal."""
+    return write_text_atomically(grouping_path(data_dir), proposal.to_json())
 
 
 def load_grouping(data_dir: Path) -> Optional[GroupingProposal]:

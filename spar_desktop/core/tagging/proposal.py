@@ -14,7 +14,6 @@ since induction.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
@@ -25,7 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.data_layout import DataLayout
-from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version, format_header
+from spar_desktop.core.file_format import (
+    BadVersion, NewerVersion, NotThisFormat, check_version, format_header, write_text_atomically,
+)
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag, TagSource
 from spar_desktop.core.library.tags import add_edge, create_tag
 
@@ -209,15 +210,7 @@ def proposal_path(data_dir: Path) -> Path:
 
 def save_proposal(data_dir: Path, proposal: Proposal) -> Path:
     """Write atomically (temp file + fsync + rename): a crash leaves the old or the new proposal."""
-    path = proposal_path(data_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(proposal.to_json())
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    return path
+    return write_text_atomically(proposal_path(data_dir), proposal.to_json())
 
 
 def load_proposal(data_dir: Path) -> Optional[Proposal]:
