@@ -35,6 +35,7 @@ from spar_desktop.core.changes import Changes
 from spar_desktop.core.file_format import BadVersion, NewerVersion, NotThisFormat, check_version, format_header
 from spar_desktop.core.library.models import File, Folder, Tag
 from spar_desktop.core.library.paths import is_within
+from spar_desktop.core.workspaces.chunkings import CHUNKINGS, chunking_of
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.manager import Workspaces, check_name, clean_name, collection_name, name_taken
 from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState
@@ -119,6 +120,7 @@ def _export(manager: Workspaces, name: str, out: Path, threads: Optional[ThreadP
         ]
     manifest = {
         **format_header(FORMAT, VERSION), "name": info.name, "filter": info.filter.to_json(),
+        "chunking": info.chunking,
         "files": [{"path": f.path, "rel_path": rel.get(f.file_id), "content_hash": f.content_hash} for f in files],
         "paths": PATHS_NOTE,
         "threads": threads.export_threads(manager.library, info.id) if threads is not None else [],
@@ -258,6 +260,8 @@ def _validate(m: Any) -> None:
         raise SparwsError("the workspace name is missing or too long")
     if not isinstance(m.get("filter"), dict):
         raise SparwsError("the filter is missing")
+    if m.get("chunking") is not None and m["chunking"] not in CHUNKINGS:  # absent: exported before the choice
+        raise SparwsError("the passage chunking is not one this version knows")
     files = m.get("files")
     if not isinstance(files, list) or len(files) > MAX_FILES:
         raise SparwsError("the file list is missing or too long")
@@ -402,7 +406,8 @@ def _import_into(manager: Workspaces, s: Any, m: dict[str, Any], flt: WorkspaceF
         if tags:
             groups.append(replace(g, tags=tags, pruned=()))  # keeps 'required' (ranked filters rank the others)
     roots = dict(s.execute(select(Folder.id, Folder.path)).all())
-    ws = Workspace(name=report.name, collection=collection_name(report.name), filter_json={})
+    ws = Workspace(name=report.name, collection=collection_name(report.name), filter_json={},
+                   chunking=chunking_of(m.get("chunking")))
     s.add(ws)
     s.flush()
     pinned: list[int] = []

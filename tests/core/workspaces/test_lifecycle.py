@@ -185,6 +185,9 @@ def test_export_import_roundtrip_and_bad_files(env):
     report = import_workspace(mgr, out)
     assert report.name == "shared (2)" and report.matched_by_hash == 3 and report.queries == 1
     assert mgr.build("shared (2)").ready == 3 and mgr.build("shared (2)").embedded_chunks == 0
+    mgr.create("windows", tags=["Finance"], chunking="fixed")  # the passage chunking travels too
+    assert import_workspace(mgr, export_workspace(mgr, "windows", tmp / "w.sparws")).name == "windows (2)"
+    assert mgr.get("windows (2)").chunking == "fixed" and mgr.get("shared (2)").chunking == "hierarchical"
 
     def bad(name: str, members: dict[str, bytes]) -> Path:
         p = tmp / name
@@ -200,6 +203,8 @@ def test_export_import_roundtrip_and_bad_files(env):
         "future": (bad("v.sparws", {"manifest.json": json.dumps(dict(manifest, version=99)).encode()}), "newer"),
         "json": (bad("j.sparws", {"manifest.json": b"{not json"}), "not valid JSON"),
         "fields": (bad("f.sparws", {"manifest.json": json.dumps(dict(manifest, files="nope")).encode()}), "file list"),
+        "chunking": (bad("c.sparws", {"manifest.json": json.dumps(dict(manifest, chunking="x" * 500)).encode()}),
+                     "chunking"),
     }
     truncated = tmp / "cut.sparws"
     truncated.write_bytes(out.read_bytes()[: out.stat().st_size // 2])
