@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import argparse
 import calendar
+import json
 import re
 import sys
 import time
 from datetime import date
+from pathlib import Path
+from typing import Any, Callable, Optional
 
 from spar_desktop.commands.terminal import printable
 from spar_desktop.core.config import Settings, load_settings
@@ -82,3 +85,19 @@ class StderrProgress:
         if self._tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+def emit_report(json_target: Optional[str], report: dict, show: Callable[[dict], Any]) -> int:
+    """A report as `spar eval` gives it: JSON on stdout for ``--json -``; otherwise ``show``'s
+    table, and the JSON also written to ``--json FILE`` when one is given."""
+    text = json.dumps(report, indent=2, default=str)
+    if json_target == "-":
+        print(text)
+        return 0
+    show(report)
+    if json_target:
+        out = Path(json_target)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"report written to {out}")
+    return 0

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from spar_desktop.commands.common import CommandError
+from spar_desktop.commands.common import CommandError, emit_report
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -125,16 +123,7 @@ def _run_naive(args: argparse.Namespace, dataset: object, settings: object, prog
 
 
 def _output(args: argparse.Namespace, data: dict) -> int:
-    if args.json == "-":
-        print(json.dumps(data, indent=2))
-        return 0
-    print_table(data)
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(json.dumps(data, indent=2), encoding="utf-8")
-        print(f"report written to {out}")
-    return 0
+    return emit_report(args.json, data, print_table)
 
 
 def print_table(data: dict) -> None:

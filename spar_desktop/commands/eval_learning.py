@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-from pathlib import Path
 
-from spar_desktop.commands.common import CommandError
+from spar_desktop.commands.common import CommandError, emit_report
 
 
 def alpha_arg(value: str):
@@ -96,17 +94,7 @@ def run_learning_cmd(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     report["index"] = info.__dict__
-    text = json.dumps(report, indent=2, default=str)
-    if args.json == "-":
-        print(text)
-        return 0
-    print_learning(report)
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-        print(f"report written to {out}")
-    return 0
+    return emit_report(args.json, report, print_learning)
 
 
 def print_learning(r: dict) -> None:

@@ -5,11 +5,9 @@ data dir for every workspace search)."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from pathlib import Path
 
-from spar_desktop.commands.common import CommandError
+from spar_desktop.commands.common import CommandError, emit_report
 
 
 def add_rerank_options(p: argparse.ArgumentParser) -> None:
@@ -59,17 +57,7 @@ def run_rerank_cmd(args: argparse.Namespace) -> int:
     finally:
         progress.finish()
     report["index"] = info.__dict__
-    text = json.dumps(report, indent=2, default=str)
-    if args.json == "-":
-        print(text)
-        return 0
-    print_rerank(report)
-    if args.json:
-        out = Path(args.json)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-        print(f"report written to {out}")
-    return 0
+    return emit_report(args.json, report, print_rerank)
 
 
 def print_rerank(r: dict) -> None:
