@@ -11,7 +11,7 @@ This module imports the client only once something listens.
 from __future__ import annotations
 
 import socket
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import urlparse
 
 from spar_desktop.core.config import Settings
@@ -31,9 +31,8 @@ def listening(url: str, timeout: float = PROBE_TIMEOUT_S) -> bool:
         return False
 
 
-def ollama_generator(settings: Settings, json_format: bool = False,
-                     timeout: Optional[float] = None) -> tuple[Optional[Generate], Optional[str]]:
-    """(generate, None) when the settings' Ollama server answers, else (None, why not).
+def reachable_ollama(settings: Settings, timeout: Optional[float] = None) -> tuple[Optional[Any], Optional[str]]:
+    """(the settings' Ollama client, None) when its server answers, else (None, why not).
     ``timeout`` bounds each whole reply (seconds; the client's default otherwise)."""
     not_there = f"no Ollama server at {settings.ollama_host}"
     if not listening(settings.ollama_host):
@@ -46,7 +45,16 @@ def ollama_generator(settings: Settings, json_format: bool = False,
         reachable = run_sync(ollama.is_reachable())
     except Exception:  # noqa: BLE001 - any failure means "not reachable" here
         reachable = False
-    if not reachable:
-        return None, not_there
+    return (ollama, None) if reachable else (None, not_there)
+
+
+def ollama_generator(settings: Settings, json_format: bool = False,
+                     timeout: Optional[float] = None) -> tuple[Optional[Generate], Optional[str]]:
+    """(generate, None) when the settings' Ollama server answers, else (None, why not)."""
+    ollama, why_not = reachable_ollama(settings, timeout)
+    if ollama is None:
+        return None, why_not
+    from spar_desktop.core.llm.helpers import run_sync
+
     return (lambda prompt: run_sync(ollama.generate(prompt, json_format=json_format,
                                                    options={"temperature": 0}))), None

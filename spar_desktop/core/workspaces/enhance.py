@@ -86,16 +86,13 @@ class EnhanceReport:
 
 def context_function(settings: Settings) -> tuple[Optional[ContextFn], Optional[str]]:
     """(context_fn, None) when the settings' Ollama server answers, else (None, why not)."""
-    from spar_desktop.core.llm.client import Ollama  # deferred: loads ollama/httpx
-    from spar_desktop.core.llm.helpers import LLMHelpers, run_sync
+    from spar_desktop.core.llm.connection import reachable_ollama
 
-    ollama = Ollama.from_settings(settings)
-    try:
-        reachable = run_sync(ollama.is_reachable())
-    except Exception:  # noqa: BLE001 - any failure means "not reachable" here
-        reachable = False
-    if not reachable:
-        return None, f"no Ollama server at {settings.ollama_host}"
+    ollama, why_not = reachable_ollama(settings)
+    if ollama is None:
+        return None, why_not
+    from spar_desktop.core.llm.helpers import LLMHelpers  # deferred: loads ollama/httpx
+
     return LLMHelpers(ollama).context_fn, None
 
 
