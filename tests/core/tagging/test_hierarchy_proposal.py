@@ -31,12 +31,13 @@ def small() -> Proposal:
 
 def test_save_load_round_trip_is_versioned_and_atomic(tmp_path: Path):
     assert load_proposal(tmp_path) is None
-    path = save_proposal(tmp_path, small())
+    saved = small()  # one proposal: its created_at is the clock's second when it was made
+    path = save_proposal(tmp_path, saved)
     assert path == proposal_path(tmp_path) and path.parent.name == "tagging"
     assert [p.name for p in path.parent.iterdir()] == ["topic_proposal.json"]  # no temp file left
     data = json.loads(path.read_text())
     assert (data["format"], data["version"]) == ("spar-topic-proposal", 1)
-    assert load_proposal(tmp_path) == small()
+    assert load_proposal(tmp_path) == saved
     data["version"] = 2
     path.write_text(json.dumps(data))
     with pytest.raises(ProposalError, match="version 2"):
