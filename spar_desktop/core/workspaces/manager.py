@@ -136,7 +136,7 @@ class Workspaces:
         """Bring the tag index up to date (only tags not embedded yet cost anything; resumable)."""
         with self.locks.tags:
             if self._tag_index is None:
-                self._tag_index = TagIndex(self.library, self.engine.chroma, self.engine.encoder)
+                self._tag_index = TagIndex(self.library, lambda: self.engine.encoder, self.engine.settings)
             self._tag_index.sync(progress, cancel)
             return self._tag_index
 

@@ -1,20 +1,23 @@
-"""The tag vocabulary embedded in its own small Chroma collection (SPAR §3.2, App. A.1), kept in
+"""The tag vocabulary embedded in a small vector file of its own (SPAR §3.2, App. A.1), kept in
 sync with the index, so request keywords match tags by meaning as well as by spelling."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from pathlib import Path
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
-from spar_desktop.core.retrieval.vector_store import ChromaCollection
 from spar_desktop.core.workspaces import tag_vocab_sync as vocab
+from spar_desktop.core.workspaces.tag_vectors import TextVectors, known_model, model_folder, remember_model
 from spar_desktop.core.workspaces.tag_vocab_sync import INDEXED_SOURCES, LABEL_SUFFIX  # noqa: F401 - re-exported
 
-TAG_COLLECTION = "spar-tag-vocabulary"
+TAG_VECTORS = "tag-vectors"  # under the data dir: the vocabulary's vectors, per model (tag_vectors.py)
 # A keyword whose words are all in a label, not side by side: below a label inside the keyword or
 # the keyword inside a label (0.8), above the relative floor a semantic neighbour must reach.
 ANY_ORDER_SCORE = 0.7
@@ -45,10 +48,6 @@ def normalize_words(text: str) -> list[str]:
 _DOT_BETWEEN_LETTERS = re.compile(r"(?<=[^\W\d_])\.(?=[^\W\d_])")  # 'comp.graphics', not '1.5' nor 'Dr. X'
 
 
-def _tag_id(collection_id: str) -> int:
-    return int(collection_id.split(":", 1)[0])
-
-
 def tag_label(value: str) -> str:
     """A tag's label as words: separators ('_', '-', and '.' between letters) as spaces."""
     return " ".join(_DOT_BETWEEN_LETTERS.sub(" ", value.replace("_", " ").replace("-", " ")).split())
@@ -64,50 +63,110 @@ def tag_text(tag: Tag, parents: list[str]) -> str:
     return text
 
 
+def encoder_identity(settings: Any) -> str:
+    """What decides the encoder's model id, known without loading it: device, runtime, model."""
+    from spar_desktop.core.embedding.encoder import DEFAULT_RUNTIME, bundled_model
+
+    return f"{settings.embedding_device}|{settings.embed_runtime or DEFAULT_RUNTIME}|{bundled_model()[1]}"
+
+
 class TagIndex:
     """Keyword → tags: lexical rules over the tags that share a word with the keyword (SQL, an
-    index lookup) and Chroma's nearest-neighbour query on the tag collection, opened once per
-    process. ``sync`` keeps the collection in step incrementally (tag_vocab_sync.py)."""
+    index lookup) and an exact nearest-neighbour search over the vocabulary's distinct texts
+    (tag_vectors.py), opened once per process. ``sync`` keeps it in step incrementally
+    (tag_vocab_sync.py). The encoder (an object, or a function returning it) is loaded only when
+    a text or a keyword has no vector yet."""
 
-    def __init__(self, library: Library, client: Any, encoder: Any) -> None:
+    def __init__(self, library: Library, encoder: Any, settings: Any = None) -> None:
         self.library = library
-        self.encoder = encoder
-        self.collection = ChromaCollection(client, TAG_COLLECTION, encoder.model_id)
+        self._encoder = encoder if hasattr(encoder, "encode") else None
+        self._load_encoder: Callable[[], Any] = (lambda: encoder) if self._encoder is not None else encoder
+        settings = settings or library.settings
+        self.root = Path(settings.layout.root) / TAG_VECTORS
+        self.identity = encoder_identity(settings)
+        self._model_id = self._encoder.model_id if self._encoder is not None else known_model(self.root, self.identity)
+        self._store: Optional[TextVectors] = None
+        self._queries: Optional[TextVectors] = None
         self._checked_store = False
 
+    @property
+    def encoder(self) -> Any:
+        if self._encoder is None:
+            self._encoder = self._load_encoder()
+        if self._model_id is None or self._model_id != self._encoder.model_id:
+            self._model_id = self._encoder.model_id
+            self._store = self._queries = None
+        remember_model(self.root, self.identity, self._model_id)
+        return self._encoder
+
+    @property
+    def model_id(self) -> str:
+        return self._model_id if self._model_id is not None else self.encoder.model_id
+
+    @property
+    def store(self) -> TextVectors:
+        if self._store is None:
+            self._store = TextVectors(model_folder(self.root, self.model_id))
+        return self._store
+
     def _check_store(self) -> None:
-        """Once per process: a collection holding fewer vectors than the state says (deleted,
-        reset, or another machine's store) is filled again; a count, never a read."""
+        """Once per process: tags marked embedded whose texts the store lacks (deleted, another
+        machine's database, or a state from the Chroma collection of before) are embedded again."""
         if self._checked_store:
             return
         with self.library.session() as s:
-            if self.collection.count() < vocab.expected_vectors(s, self.encoder.model_id):
-                vocab.forget_embeddings(s)
+            vocab.missing_from(s, self.model_id, self.store, tag_label)
         self._checked_store = True
 
     def sync(self, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
         """Index new and changed tags' words, drop deleted tags, embed what is not embedded yet
-        (resumable; progress per batch). Returns (embedded, removed) tags."""
+        (resumable; progress per batch). Returns (tags brought up to date, tags removed)."""
         self._check_store()
         gone: list[int] = []
-        stale: list[str] = []
         with self.library.session() as s:
             now = vocab.signature(s)
             if vocab.stored_signature(s) != now:  # else no tag or edge changed since the last sync
                 todo, gone = vocab.changed_tags(s)
-                stale = vocab.drop_tags(s, gone)
+                vocab.drop_tags(s, gone)
                 vocab.index_words(s, todo, normalize_words)
                 vocab.store_signature(s, now)
-        if stale:
-            self.collection.delete(stale)
-        embedded = vocab.embed_pending(self.library, self.collection, self.encoder, tag_text, tag_label,
-                                       progress, cancel)
+        embedded = vocab.embed_pending(self.library, self.store, lambda: self.encoder, self.model_id, tag_text,
+                                       tag_label, progress, cancel)
         return embedded, len(gone)
 
     def pending(self) -> int:
-        """Tags whose vectors are not in the collection yet (0 once a sync finished)."""
+        """Tags whose vectors are not in the store yet (0 once a sync finished)."""
         with self.library.session() as s:
-            return len(vocab.pending(s, self.encoder.model_id))
+            return len(vocab.pending(s, self.model_id))
+
+    def query_vector(self, keyword: str) -> np.ndarray:
+        """The keyword's vector: a vocabulary text's own when it is one (a folder's name), else
+        from the per-model cache of keywords seen before, else encoded (and cached)."""
+        found = self.store.vector(keyword)
+        if found is not None:
+            return found
+        if self._queries is None:
+            self._queries = TextVectors(model_folder(self.root, self.model_id) / "queries")
+        found = self._queries.vector(keyword)
+        if found is None:
+            found = self.encoder.encode_query(keyword)
+            self._queries.add([keyword], np.asarray([found], dtype=np.float32))
+        return np.asarray(found, dtype=np.float32)
+
+    def _neighbours(self, keyword: str, top_n: int, threshold: float) -> list[tuple[int, str, str, float]]:
+        """Up to ``top_n`` (tag id, key, value, cosine) at or above ``threshold``, best first:
+        the nearest texts, each standing for the tags that have it (lowest ids first on a tie)."""
+        out: dict[int, tuple[int, str, str, float]] = {}
+        hits = self.store.search(self.query_vector(keyword), threshold)
+        with self.library.session() as s:
+            for key, sim in hits:
+                if len(out) >= top_n:
+                    break
+                text = self.store.text(key) or ""
+                for tid, k, v in vocab.tags_with_text(s, key, text, self.model_id, normalize_words(text), tag_label,
+                                                      top_n - len(out)):
+                    out.setdefault(tid, (tid, k, v, sim))
+        return list(out.values())
 
     def _lexical(self, keyword: str) -> tuple[dict[int, TagMatch], bool]:
         """Exact and lexical matches of one keyword among the tags sharing a word with it:
@@ -155,20 +214,9 @@ class TagIndex:
         if found and names_one_thing(keyword):
             # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
             return sorted(found.values(), key=lambda m: (-m.score, m.key))
-        # Twice top_n vectors: a tag may come back twice (its full text and its label alone).
-        ids, sims = self.collection.query(self.encoder.encode_query(keyword), 2 * top_n)
-        best: dict[int, float] = {}
-        for sid, sim in zip(ids, sims):
-            tid = _tag_id(sid)
-            if float(sim) > best.get(tid, -2.0):
-                best[tid] = float(sim)
-        top = sorted(best.items(), key=lambda kv: -kv[1])[:top_n]
-        with self.library.session() as s:
-            known = vocab.indexed_tags(s, [tid for tid, _ in top])  # a deleted tag's vector may linger
-        for tid, sim in top:
+        for tid, key, value, sim in self._neighbours(keyword, top_n, threshold):
             # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
-            if sim >= threshold and tid in known and (tid not in found or (found[tid].how != "exact" and found[tid].score < sim)):
-                key, value = known[tid]
+            if tid not in found or (found[tid].how != "exact" and found[tid].score < sim):
                 found[tid] = TagMatch(tid, key, value, round(float(sim), 4), "semantic")
         if found:
             floor = relative * max(m.score for m in found.values())

@@ -1,39 +1,38 @@
-"""Keeping the tag vocabulary index in step with the tags, incrementally (issue 29).
+"""Keeping the tag vocabulary index in step with the tags, incrementally (issues 29, 30).
 
 The state lives in SQL (``tag_vocabulary``, ``tag_words``): which tags are indexed, their label
-words and what their embedded texts were made from. A sync finds new, changed and deleted tags
-with a few joins, writes their words at once (lexical matching works right away), and embeds the
-tags not embedded yet in committed batches: resumable, cancellable, with progress. It never reads
-the tag collection back whole: at 30,000 folder tags that read died inside Chroma with "too many
-SQL variables", and cost seconds on every request before that.
+words, what their embedded texts were made from, and ``fp``, the key of the tag's text in the
+vector store (tag_vectors.py; a tag also has a row for its label alone when that differs). A sync
+finds new, changed and deleted tags with a few joins, writes their words at once (lexical
+matching works right away), and gives the tags not embedded yet their rows in committed batches:
+resumable, cancellable, with progress. Only texts the store does not hold are encoded: a share's
+folder names repeat, so 12,000 tags are ~500 texts.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-import numpy as np
-from sqlalchemy import and_, delete, func, or_, select, update
+from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag, TagEdge, TagSource
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.workspaces.models import TagVocabularyEntry as Entry
 from spar_desktop.core.workspaces.models import TagVocabularyMeta, TagWord
+from spar_desktop.core.workspaces.tag_vectors import text_key
 
 # Date tags are matched by the date rules, never semantically ('May 2019' ~ 'June 2019').
 INDEXED_SOURCES = (TagSource.PATH, TagSource.TAXONOMY, TagSource.USER, TagSource.AUTO, TagSource.LLM)
 LABEL_SUFFIX = ":label"
-EMBED_BATCH = 256  # tags per committed batch: a killed sync loses at most one
+EMBED_BATCH = 2000  # tags per committed batch: a killed sync loses at most one
 _IN_CHUNK = 500  # ids per IN (...) list
-_SEEN_LIMIT = 20_000  # distinct texts kept per run (~30 MB of MiniLM vectors at most)
 
 
 @dataclass(frozen=True)
 class TagText:
-    """What one tag contributes to the collection: ``"<id>"`` (label, description, ancestors)
+    """What one tag contributes to the vector store: ``"<id>"`` (label, description, ancestors)
     and, when that differs from the label, ``"<id>:label"`` (the label alone)."""
 
     tag_id: int
@@ -42,16 +41,10 @@ class TagText:
     texts: dict[str, str]
 
     @property
-    def fingerprints(self) -> dict[str, str]:
-        """Per collection id, as stored in its metadata (the same hash releases before issue 29
-        stored, so their vectors are kept on upgrade)."""
-        return {i: hashlib.sha1(text.encode()).hexdigest()[:16] for i, text in self.texts.items()}
-
-    @property
     def fingerprint(self) -> str:
-        """The tag's state: all its texts together."""
-        joined = "\x00".join(f"{i}={fp}" for i, fp in sorted(self.fingerprints.items()))
-        return hashlib.sha1(joined.encode()).hexdigest()[:16]
+        """The tag's state and where its vector is: the key of its full text (which holds its
+        label, so the label row follows from it)."""
+        return text_key(self.texts[str(self.tag_id)])
 
 
 def _chunks(ids: Sequence[int]) -> Iterable[list[int]]:
@@ -149,12 +142,12 @@ def index_words(s, tag_ids: Sequence[int], words_of: Callable[[str], list[str]])
             s.execute(TagWord.__table__.insert(), words)
 
 
-def drop_tags(s, tag_ids: Sequence[int]) -> list[str]:
-    """Forget ``tag_ids``; returns the collection ids whose vectors must go."""
+def drop_tags(s, tag_ids: Sequence[int]) -> None:
+    """Forget ``tag_ids`` (their texts' rows stay: other tags may share them, and no tag
+    points to an unused row, so it never matches)."""
     for part in _chunks(tag_ids):
         s.execute(delete(TagWord).where(TagWord.tag_id.in_(part)))
         s.execute(delete(Entry).where(Entry.tag_id.in_(part)))
-    return [i for tid in tag_ids for i in (str(tid), f"{tid}{LABEL_SUFFIX}")]
 
 
 def pending(s, model_id: str) -> list[int]:
@@ -163,28 +156,35 @@ def pending(s, model_id: str) -> list[int]:
                           .order_by(Entry.tag_id)))
 
 
-def expected_vectors(s, model_id: str) -> int:
-    return int(s.scalar(select(func.coalesce(func.sum(Entry.texts), 0))
-                        .where(Entry.fp.is_not(None), Entry.model_id == model_id)) or 0)
+def missing_from(s, model_id: str, store: Any, label_of: Callable[[str], str]) -> int:
+    """Tags marked embedded whose texts the store does not hold (it was deleted, or a shared
+    database was filled by another machine, or the state predates the store: its ``fp`` then
+    names no row): marked pending again. Reads the distinct fingerprints and labels, never
+    every tag. Returns how many tags were marked."""
+    fps = list(s.scalars(select(Entry.fp).where(Entry.fp.is_not(None), Entry.model_id == model_id).distinct()))
+    lost = [fp for fp in fps if not store.has(fp)]
+    values = list(s.scalars(select(Entry.value).where(Entry.fp.is_not(None), Entry.model_id == model_id,
+                                                      Entry.texts > 1).distinct()))
+    lost_values = [v for v in values if not store.has(text_key(label_of(v)))]
+    marked = 0
+    for part in _chunks(lost):
+        marked += s.execute(update(Entry).where(Entry.fp.in_(part)).values(fp=None, model_id=None)).rowcount or 0
+    for part in _chunks(lost_values):
+        marked += s.execute(update(Entry).where(Entry.value.in_(part)).values(fp=None, model_id=None)).rowcount or 0
+    return marked
 
 
-def forget_embeddings(s) -> None:
-    """The collection lost vectors (reset, deleted, another store): embed everything again
-    (what is still there with the same texts is kept, see ``embed_pending``)."""
-    s.execute(update(Entry).values(fp=None, model_id=None))
-
-
-def embed_pending(library: Library, collection: Any, encoder: Any, text_of: Callable, label_of: Callable,
-                  progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> int:
-    """Embed the indexed tags that have no current vectors, EMBED_BATCH at a time, each batch
-    committed with its state (a killed or cancelled sync resumes there). Vectors already in the
-    collection with the same texts (an index from before this state existed) are kept, not
-    re-encoded. Returns how many tags were embedded."""
-    model_id = encoder.model_id
+def embed_pending(library: Library, store: Any, encoder: Callable[[], Any], model_id: str, text_of: Callable,
+                  label_of: Callable, progress: ProgressCallback = no_progress,
+                  cancel: Optional[CancelToken] = None) -> int:
+    """Give every indexed tag without current vectors its rows in ``store``: only texts the store
+    does not hold yet are encoded (once each, length-sorted by the encoder), then the tags'
+    state is written in one statement per batch, each batch committed (a killed or cancelled
+    sync resumes there). ``encoder`` is called only when something must be encoded. Returns how
+    many tags were brought up to date."""
     with library.session() as s:
         todo = pending(s, model_id)
-    total, done, embedded = len(todo), 0, 0
-    seen: dict[str, np.ndarray] = {}  # text → vector for this run: 'reports (2019)' is in every project
+    total, done = len(todo), 0
     if total:
         progress(Progress(0, total, "embedding the tag vocabulary"))
     for start in range(0, total, EMBED_BATCH):
@@ -192,45 +192,18 @@ def embed_pending(library: Library, collection: Any, encoder: Any, text_of: Call
         batch = todo[start:start + EMBED_BATCH]
         with library.session() as s:
             texts = tag_texts(s, batch, text_of, label_of)
-        have = _stored_fingerprints(collection, [i for t in texts.values() for i in t.texts])
-        fresh = [t for t in texts.values() if any(have.get(i) != fp for i, fp in t.fingerprints.items())]
-        ids = [i for t in fresh for i in t.texts]
-        if ids:
-            vectors = _encode_once([t.texts[i] for t in fresh for i in t.texts], encoder, seen, cancel)
-            metas = [{"fp": fp, "key": t.key, "source": t.source} for t in fresh for fp in t.fingerprints.values()]
-            collection.add(ids, vectors, metas)
-        stale_labels = [f"{t.tag_id}{LABEL_SUFFIX}" for t in texts.values()
-                        if f"{t.tag_id}{LABEL_SUFFIX}" not in t.texts and f"{t.tag_id}{LABEL_SUFFIX}" in have]
-        if stale_labels:
-            collection.delete(stale_labels)
-        with library.session() as s:
-            for t in texts.values():
-                s.execute(update(Entry).where(Entry.tag_id == t.tag_id)
-                          .values(fp=t.fingerprint, model_id=model_id, texts=len(t.texts)))
-        embedded += len(fresh)
+        new = [t for t in dict.fromkeys(x for tt in texts.values() for x in tt.texts.values())
+               if not store.has(text_key(t))]
+        if new:
+            store.add(new, encoder().encode(new, cancel=cancel))
+        rows = [{"tid": t.tag_id, "fp": t.fingerprint, "n": len(t.texts)} for t in texts.values()]
+        if rows:
+            with library.session() as s:
+                s.connection().execute(update(Entry.__table__).where(Entry.__table__.c.tag_id == bindparam("tid"))
+                                       .values(fp=bindparam("fp"), model_id=model_id, texts=bindparam("n")), rows)
         done += len(batch)
         progress(Progress(done, total, f"embedded {done}/{total} tags"))
-    return embedded
-
-
-def _encode_once(texts: list[str], encoder: Any, seen: dict[str, np.ndarray],
-                 cancel: Optional[CancelToken]) -> np.ndarray:
-    """Vectors of ``texts``, encoding each distinct text once per run: a share's folder names
-    repeat (thousands of 'reports', 'minutes', '2019'), so the distinct texts are a fraction."""
-    new = [t for t in dict.fromkeys(texts) if t not in seen]
-    if new:
-        if len(seen) + len(new) > _SEEN_LIMIT:
-            seen.clear()
-        seen.update(zip(new, np.asarray(encoder.encode(new, cancel=cancel), dtype=np.float32)))
-    return np.stack([seen[t] for t in texts])
-
-
-def _stored_fingerprints(collection: Any, ids: list[str]) -> dict[str, Optional[str]]:
-    """Fingerprints the collection holds for ``ids`` (a bounded lookup by id, never a full read)."""
-    if not ids:
-        return {}
-    got = collection._col.get(ids=ids, include=["metadatas"])
-    return {i: (m or {}).get("fp") for i, m in zip(got["ids"], got["metadatas"] or [])}
+    return total
 
 
 def tags_with_words(s, words: Sequence[str]) -> list[tuple[int, str, str, str]]:
@@ -250,3 +223,24 @@ def indexed_tags(s, tag_ids: Sequence[int]) -> dict[int, tuple[str, str]]:
         q = select(Tag.id, Tag.key, Tag.value).join(Entry, and_(Entry.tag_id == Tag.id)).where(Tag.id.in_(part))
         out.update((tid, (key, value)) for tid, key, value in s.execute(q))
     return out
+
+
+def tags_with_text(s, key: str, text: str, model_id: str, words: Sequence[str], label_of: Callable[[str], str],
+                   limit: int) -> list[tuple[int, str, str]]:
+    """(tag id, key, value) of up to ``limit`` embedded tags whose vector is the row of ``text``
+    (key ``key``): as their full text (``fp``, an index lookup) or as their label alone (tags
+    having every word of it, an index lookup too), lowest ids first."""
+    current = and_(Entry.fp.is_not(None), Entry.model_id == model_id)
+    found = {tid: (tid, k, v) for tid, k, v in s.execute(
+        select(Tag.id, Tag.key, Tag.value).join(Entry, Entry.tag_id == Tag.id)
+        .where(Entry.fp == key, current).order_by(Tag.id).limit(limit))}
+    distinct = sorted({w[:200] for w in words})
+    if distinct:
+        having_all = (select(TagWord.tag_id).where(TagWord.word.in_(distinct)).group_by(TagWord.tag_id)
+                      .having(func.count(TagWord.word) == len(distinct)))
+        q = (select(Tag.id, Tag.key, Tag.value).join(Entry, Entry.tag_id == Tag.id)
+             .where(Entry.tag_id.in_(having_all), current, Entry.texts > 1).order_by(Tag.id))
+        for tid, k, v in s.execute(q):
+            if label_of(v) == text:
+                found.setdefault(tid, (tid, k, v))
+    return [found[t] for t in sorted(found)][:limit]

@@ -50,7 +50,7 @@ def indexed(tmp_path_factory):
     write(share / "Engineering" / "gearbox.md", "Gearbox notes", datetime(2019, 5, 3))
     lib = Library.open(load_settings(base / "data"))
     Scanner(lib).scan([str(share)])
-    index = TagIndex(lib, make_chroma_client(lib.settings), get_encoder("cpu"))
+    index = TagIndex(lib, get_encoder("cpu"))
     index.sync()
     yield lib, index, base
     lib.close()

@@ -38,7 +38,7 @@ def indexed(tmp_path_factory):
         os.utime(path, (ts, ts))
     lib = Library.open(load_settings(base / "data"))
     Scanner(lib).scan([str(share)])
-    index = TagIndex(lib, make_chroma_client(lib.settings), get_encoder("cpu"))
+    index = TagIndex(lib, get_encoder("cpu"))
     index.sync()
     yield lib, index
     lib.close()

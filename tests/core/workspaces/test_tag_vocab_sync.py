@@ -1,14 +1,14 @@
-"""Issue 29: the tag vocabulary is embedded incrementally. A sync embeds only tags not embedded
-yet (new, changed), resumes where a cancelled one stopped, never reads the tag collection back
-whole (that read died inside Chroma at 30,000 folder tags), and refills a collection that lost
-its vectors."""
+"""Issues 29 and 30: the tag vocabulary is embedded incrementally into a vector file of its own.
+A sync embeds only tags not embedded yet (new, changed), encodes each distinct text once (a
+share's folder names repeat), resumes where a cancelled one stopped, refills a lost store and
+takes over a state from before the store (the Chroma collection of earlier releases) by
+re-embedding, never by failing. A later process matches keywords without loading the encoder
+when their vectors are known."""
 
 from __future__ import annotations
 
-import hashlib
-
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import update
 
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.embedding.encoder import get_encoder
@@ -17,13 +17,13 @@ from spar_desktop.core.library.models import Tag, TagSource
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import create_tag
 from spar_desktop.core.progress import CancelToken, Cancelled
-from spar_desktop.core.retrieval.vector_store import delete_collection, make_chroma_client
 from spar_desktop.core.workspaces import tag_vocab_sync
-from spar_desktop.core.workspaces.models import TagVocabularyEntry, TagVocabularyMeta, TagWord
-from spar_desktop.core.workspaces.tag_index import TAG_COLLECTION, TagIndex
+from spar_desktop.core.workspaces.models import TagVocabularyEntry
+from spar_desktop.core.workspaces.tag_index import TAG_VECTORS, TagIndex
+from spar_desktop.core.workspaces.tag_vectors import TextVectors
 
 FOLDERS = ("Engineering/Falcon/reports", "Engineering/Heron/reports", "Finance/Audit/minutes",
-           "Finance/Budget/contracts", "Safety/incident-reports")
+           "Finance/Budget/contracts", "Safety/incident-reports", "Safety/Falcon/reports")
 
 
 class CountingEncoder:
@@ -32,13 +32,15 @@ class CountingEncoder:
     def __init__(self, inner) -> None:
         self.inner = inner
         self.model_id = inner.model_id
-        self.texts = 0
+        self.texts: list[str] = []
+        self.queries: list[str] = []
 
     def encode(self, texts, **kw):
-        self.texts += len(texts)
+        self.texts += list(texts)
         return self.inner.encode(texts, **kw)
 
     def encode_query(self, text):
+        self.queries.append(text)
         return self.inner.encode_query(text)
 
 
@@ -50,9 +52,8 @@ def env(tmp_path):
         (share / folder / f"doc{n}.txt").write_text(f"document {n} in {folder}", encoding="utf-8")
     lib = Library.open(load_settings(tmp_path / "data"))
     Scanner(lib).scan([str(share)])
-    client = make_chroma_client(lib.settings)
     encoder = CountingEncoder(get_encoder("cpu"))
-    yield lib, client, encoder
+    yield lib, encoder
     lib.close()
 
 
@@ -61,32 +62,25 @@ def indexed_tag_count(lib: Library) -> int:
         return s.query(Tag).filter(Tag.source.in_(tag_vocab_sync.INDEXED_SOURCES)).count()
 
 
-def test_only_tags_not_embedded_yet_are_embedded_and_the_collection_is_never_read_whole(env, monkeypatch):
-    lib, client, encoder = env
-    index = TagIndex(lib, client, encoder)
-    reads = []
-    real_get = index.collection._col.get
-
-    def spy_get(*args, **kwargs):
-        reads.append(kwargs.get("ids"))
-        return real_get(*args, **kwargs)
-
-    monkeypatch.setattr(index.collection._col, "get", spy_get)
+def test_only_tags_not_embedded_yet_are_embedded_each_distinct_text_once(env):
+    lib, encoder = env
+    index = TagIndex(lib, encoder)
     total = indexed_tag_count(lib)
-    assert index.sync() == (total, 0)
-    assert index.pending() == 0 and index.collection.count() > total  # folder tags: full text + label
-    first = encoder.texts
-    assert index.sync() == (0, 0) and encoder.texts == first  # nothing new: nothing embedded
+    assert index.sync() == (total, 0) and index.pending() == 0
+    # 'reports' is the label of three folders and 'Falcon' of two: encoded once each.
+    assert len(encoder.texts) == len(set(encoder.texts)) == len(index.store)
+    assert encoder.texts.count("reports") == 1
+    first = len(encoder.texts)
+    assert index.sync() == (0, 0) and len(encoder.texts) == first  # nothing new: nothing embedded
     with lib.session() as s:
         tag = create_tag(s, "user:Offshore wind", "Offshore wind", TagSource.USER, "wind farms at sea")
-    assert index.sync() == (1, 0) and encoder.texts - first <= 2
+    assert index.sync() == (1, 0) and len(encoder.texts) - first == 2  # its full text and its label
     assert index.match("wind farms at sea")[0].tag_id == tag.id
-    assert all(ids for ids in reads), "the tag collection was read without naming ids"
 
 
 def test_a_changed_description_re_embeds_that_tag_only(env):
-    lib, client, encoder = env
-    index = TagIndex(lib, client, encoder)
+    lib, encoder = env
+    index = TagIndex(lib, encoder)
     index.sync()
     with lib.session() as s:
         tag = s.query(Tag).filter(Tag.key == "Finance/Audit").one()
@@ -96,9 +90,9 @@ def test_a_changed_description_re_embeds_that_tag_only(env):
 
 
 def test_a_cancelled_sync_resumes_where_it_stopped(env, monkeypatch):
-    lib, client, encoder = env
+    lib, encoder = env
     monkeypatch.setattr(tag_vocab_sync, "EMBED_BATCH", 3)
-    index = TagIndex(lib, client, encoder)
+    index = TagIndex(lib, encoder)
     token = CancelToken()
 
     def stop_after_first_batch(p):
@@ -114,36 +108,70 @@ def test_a_cancelled_sync_resumes_where_it_stopped(env, monkeypatch):
     assert index.sync() == (total - 3, 0) and index.pending() == 0
 
 
-def test_vectors_already_in_the_collection_are_kept_and_a_lost_collection_is_refilled(env):
-    lib, client, encoder = env
-    index = TagIndex(lib, client, encoder)
-    index.sync()
-    total, embedded = indexed_tag_count(lib), encoder.texts
-    with lib.session() as s:
-        reports = s.query(Tag.id).filter(Tag.key == "Engineering/Falcon/reports").scalar()
-    stored = index.collection._col.get(ids=[f"{reports}:label"], include=["metadatas"])["metadatas"][0]
-    # Each vector's fingerprint is the hash of its own text, as releases before issue 29 stored it.
-    assert stored["fp"] == hashlib.sha1(b"reports").hexdigest()[:16]
-    # An index from before the state table (an upgrade): its vectors are adopted, not re-encoded.
-    with lib.session() as s:
-        s.execute(delete(TagWord))
-        s.execute(delete(TagVocabularyEntry))
-        s.execute(delete(TagVocabularyMeta))
-    assert TagIndex(lib, client, encoder).sync() == (0, 0) and encoder.texts == embedded
-    # The store lost the collection (reset, deleted): the next process embeds every tag again.
-    delete_collection(client, TAG_COLLECTION)
-    again = TagIndex(lib, client, encoder)
+def test_a_lost_store_and_a_state_from_before_the_store_are_embedded_again(env, tmp_path):
+    lib, encoder = env
+    TagIndex(lib, encoder).sync()
+    total = indexed_tag_count(lib)
+    # The store folder was deleted behind our back: the next process embeds every tag again.
+    import shutil
+
+    shutil.rmtree(tmp_path / "data" / TAG_VECTORS)
+    again = TagIndex(lib, encoder)
     assert again.sync() == (total, 0)
     assert again.match("incident reports")[0].key == "Safety/incident-reports"
+    # A data dir of an earlier release: every tag marked embedded with a fingerprint of the Chroma
+    # collection's, which names no row here. Re-embedded (only the texts missing), not an error.
+    with lib.session() as s:
+        s.execute(update(TagVocabularyEntry).values(fp="0123456789abcdef"))
+    encoded = len(encoder.texts)
+    upgraded = TagIndex(lib, encoder)
+    assert upgraded.sync() == (total, 0) and len(encoder.texts) == encoded
+    assert upgraded.match("incident reports")[0].key == "Safety/incident-reports"
 
 
 def test_a_deleted_tag_leaves_the_vocabulary(env):
-    lib, client, encoder = env
-    index = TagIndex(lib, client, encoder)
+    lib, encoder = env
+    index = TagIndex(lib, encoder)
     index.sync()
-    before = index.collection.count()
+    assert any(m.key == "Finance/Budget/contracts" for m in index.match("contracts"))
     with lib.session() as s:
         s.delete(s.query(Tag).filter(Tag.key == "Finance/Budget/contracts").one())
     assert index.sync() == (0, 1)
-    assert index.collection.count() == before - 2  # its full text and its label
     assert all(m.key != "Finance/Budget/contracts" for m in index.match("contracts"))
+    assert all(m.key != "Finance/Budget/contracts" for m in index.match("agreements"))
+
+
+def test_a_later_process_matches_known_keywords_without_loading_the_encoder(env):
+    lib, encoder = env
+    first = TagIndex(lib, lambda: encoder)
+    first.sync()
+    seen = first.match("financial audit")  # encoded once, then cached with the store
+    loads = []
+
+    def load():
+        loads.append(1)
+        return encoder
+
+    later = TagIndex(lib, load)
+    assert later.sync() == (0, 0)
+    assert [m.key for m in later.match("financial audit")] == [m.key for m in seen]
+    assert {m.key for m in later.match("reports")} >= {"Engineering/Falcon/reports"}  # a folder's own name
+    assert loads == [] and encoder.queries == ["financial audit"]
+    later.match("safety paperwork")  # never seen: the encoder loads now
+    assert loads == [1]
+
+
+def test_a_torn_append_loses_only_that_append(tmp_path):
+    import numpy as np
+
+    store = TextVectors(tmp_path / "v")
+    store.add(["alpha", "beta"], np.eye(2, 4, dtype=np.float32))
+    with open(tmp_path / "v" / "vectors.f32", "ab") as f:
+        f.write(b"\x00" * 10)  # a process killed while writing the next rows
+    with open(tmp_path / "v" / "texts.jsonl", "ab") as f:
+        f.write(b'"gam')
+    reopened = TextVectors(tmp_path / "v")
+    assert len(reopened) == 2 and reopened.search(np.array([1, 0, 0, 0], dtype=np.float32), 0.5)[0][1] == 1.0
+    reopened.add(["gamma"], np.array([[0, 0, 1, 0]], dtype=np.float32))
+    assert len(TextVectors(tmp_path / "v")) == 3
+    assert TextVectors(tmp_path / "v").vector("gamma").tolist() == [0, 0, 1, 0]

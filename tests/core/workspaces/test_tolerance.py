@@ -45,7 +45,7 @@ def indexed(tmp_path_factory):
     with lib.session() as s:
         import_taxonomy(s, tax)
         assign_from_csv(s, assign, str(share))
-    index = TagIndex(lib, make_chroma_client(lib.settings), get_encoder("cpu"))
+    index = TagIndex(lib, get_encoder("cpu"))
     index.sync()
     yield lib, index
     lib.close()
