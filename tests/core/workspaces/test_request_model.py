@@ -18,7 +18,6 @@ from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.llm.connection import ollama_generator
-from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.request_merge import request_generator, understand_request
 from spar_desktop.core.workspaces.request_model import validate_reply

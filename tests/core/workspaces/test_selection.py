@@ -15,7 +15,6 @@ from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.taxonomy import assign_from_csv, import_taxonomy
-from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import WorkspaceFilter, admitted_files, build_filter, explain, relax_groups
 from spar_desktop.core.workspaces.tag_index import TagIndex

@@ -15,7 +15,6 @@ from spar_desktop.core.embedding.encoder import get_encoder
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag
 from spar_desktop.core.library.scanner import Scanner
-from spar_desktop.core.retrieval.vector_store import make_chroma_client
 from spar_desktop.core.workspaces.request import parse_request
 from spar_desktop.core.workspaces.selection import build_filter
 from spar_desktop.core.workspaces.models import TagVocabularyEntry
