@@ -88,6 +88,7 @@ class TagIndex:
         self._store: Optional[TextVectors] = None
         self._queries: Optional[TextVectors] = None
         self._checked_store = False
+        self.last_sync = (0, 0)
 
     @property
     def encoder(self) -> Any:
@@ -120,8 +121,8 @@ class TagIndex:
 
     def sync(self, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None) -> tuple[int, int]:
         """Index new and changed tags' words, drop deleted tags, embed what is not embedded yet
-        (resumable; progress per batch). Returns (tags brought up to date, tags removed)."""
-        self._check_store()
+        (resumable; progress per batch). Returns (tags brought up to date, tags removed), also
+        kept as ``last_sync``. An index without tags never loads the encoder."""
         gone: list[int] = []
         with self.library.session() as s:
             now = vocab.signature(s)
@@ -130,9 +131,15 @@ class TagIndex:
                 vocab.drop_tags(s, gone)
                 vocab.index_words(s, todo, normalize_words)
                 vocab.store_signature(s, now)
-        embedded = vocab.embed_pending(self.library, self.store, lambda: self.encoder, self.model_id, tag_text,
-                                       tag_label, progress, cancel)
-        return embedded, len(gone)
+            empty = not vocab.has_entries(s)
+        embedded = 0
+        if not empty:
+            self._check_store()
+            self.store.refresh()  # rows another process (the app's background job, a CLI) added
+            embedded = vocab.embed_pending(self.library, self.store, lambda: self.encoder, self.model_id, tag_text,
+                                           tag_label, progress, cancel)
+        self.last_sync = (embedded, len(gone))
+        return self.last_sync
 
     def pending(self) -> int:
         """Tags whose vectors are not in the store yet (0 once a sync finished)."""
@@ -157,6 +164,7 @@ class TagIndex:
         """Up to ``top_n`` (tag id, key, value, cosine) at or above ``threshold``, best first:
         the nearest texts, each standing for the tags that have it (lowest ids first on a tie)."""
         out: dict[int, tuple[int, str, str, float]] = {}
+        self.store.refresh()
         hits = self.store.search(self.query_vector(keyword), threshold)
         with self.library.session() as s:
             for key, sim in hits:

@@ -70,6 +70,7 @@ class TextVectors:
         self._rows: dict[str, int] = {}  # text key → row
         self._vectors: Optional[np.ndarray] = None
         self._dim = 0
+        self._size = 0  # of texts.jsonl when read: refresh() reloads when it changed
         self._loaded = False
 
     # -- reading -----------------------------------------------------------------------------
@@ -77,6 +78,7 @@ class TextVectors:
         """Read the texts (small) and map the vectors; the rows both files hold completely."""
         texts: list[str] = []
         path = self.folder / "texts.jsonl"
+        self._size = path.stat().st_size if path.exists() else 0
         if path.exists():
             with open(path, "rb") as f:
                 for line in f:
@@ -102,6 +104,17 @@ class TextVectors:
 
     def _ensure(self) -> None:
         if not self._loaded:
+            self._load()
+
+    def refresh(self) -> None:
+        """Read the rows another process (or another store object) appended since (a stat)."""
+        if not self._loaded:
+            return
+        try:
+            size = (self.folder / "texts.jsonl").stat().st_size
+        except OSError:
+            size = 0
+        if size != self._size:
             self._load()
 
     def __len__(self) -> int:

@@ -152,6 +152,10 @@ def drop_tags(s, tag_ids: Sequence[int]) -> None:
         s.execute(delete(Entry).where(Entry.tag_id.in_(part)))
 
 
+def has_entries(s) -> bool:
+    return s.scalar(select(Entry.tag_id).limit(1)) is not None
+
+
 def pending(s, model_id: str) -> list[int]:
     """Indexed tags without current vectors (never embedded, or by another model)."""
     return list(s.scalars(select(Entry.tag_id).where(or_(Entry.fp.is_(None), Entry.model_id != model_id))

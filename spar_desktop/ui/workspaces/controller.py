@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # types only: the workspace modules load on a worker (workspa
     from spar_desktop.core.workspaces.sparws import WorkspaceImportReport
 
 WORKSPACES = Changes(workspaces=True)
+VOCABULARY_JOB = "tag-vocabulary"  # the background vocabulary job's task key: one at a time, latest wins
 
 log = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class WorkspaceController(QObject):
             self.refresh()  # a current row that changed recomputes its freshness again (_loaded)
         if changes.files or changes.tags:
             self._index_generation += 1
+            self.prepare_vocabulary()
         if changes.files or changes.tags or changes.workspaces:
             self.refresh_freshness()  # supersedes one started before this change (latest wins)
 
@@ -94,6 +96,7 @@ class WorkspaceController(QObject):
     def _opened(self, service: ops.WorkspaceService) -> None:
         self.service = service
         self.ready.emit()
+        self.prepare_vocabulary()  # tags a CLI scan added, or a data dir from before the vector file
         self.archive_idle()  # before the list loads, so none is auto-updated just to be archived
 
     def archive_idle(self) -> None:
@@ -114,6 +117,20 @@ class WorkspaceController(QObject):
     def _archive_idle_failed(self, err: TaskError) -> None:
         log.warning("archiving idle workspaces failed: %s\n%s", err.message, err.details)
         self.refresh()
+
+    def prepare_vocabulary(self) -> Optional[TaskHandle]:
+        """Embed new tags in the background (after a scan, a tag edit, at start), so that a
+        request finds the vocabulary ready; a newer job replaces a running one (latest wins),
+        which keeps the batches it finished."""
+        if self.service is None:
+            return None
+        return self.runner.run(partial(ops.prepare_vocabulary, self.service), title="Preparing the tag vocabulary",
+                               key=VOCABULARY_JOB, on_failure=self._vocabulary_failed)
+
+    def _vocabulary_failed(self, err: TaskError) -> None:
+        """Not the user's action: logged and said in the status bar; a request embeds what is left."""
+        log.warning("%s failed: %s\n%s", err.title, err.message, err.details)
+        self.status.emit(f"{err.title} failed: {err.message}")
 
     def warm_up(self) -> None:
         """Load the encoder and tag index in the background (once): the first preview, build or

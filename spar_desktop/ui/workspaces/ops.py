@@ -76,6 +76,19 @@ def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: Cance
     return True
 
 
+def prepare_vocabulary(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> tuple[int, int]:
+    """After a scan or a tag edit: embed the tags not embedded yet (only texts the vocabulary
+    does not hold are encoded), in a thread at low priority so the window and a scan keep the
+    CPU; cancellable between batches, and a cancelled job resumes where it stopped. Returns
+    (tags brought up to date, tags removed)."""
+    from spar_desktop.core.in_thread import in_low_priority_thread
+
+    def sync() -> tuple[int, int]:
+        return service.manager.sync_tag_index(progress, cancel).last_sync
+
+    return in_low_priority_thread(sync, "tag-vocabulary")
+
+
 # ---------------------------------------------------------------------------- workspaces
 def list_workspaces(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> tuple[WorkspaceInfo, ...]:
     return tuple(service.manager.list())
