@@ -62,3 +62,26 @@ def test_same_named_folders_are_one_line_and_the_counts_stay_exact(tmp_path, cap
     code, out, err = spar(capsys, data, "ws", "create", "falcon-minutes", "--prompt", "Falcon minutes")
     assert code == 0 and "tag vocabulary" not in err  # nothing left to embed
     assert re.search(r"^\d+ files, \d+% of the index$", out, re.M)
+
+
+def test_a_later_request_neither_imports_chromadb_nor_loads_the_encoder(tmp_path, capsys):
+    """Issue 30: the vocabulary is a vector file of its own and a folder's name has its vector
+    there: a later request in a new process (as a user runs it) needs neither the vector store's
+    library nor the model, which cost 1.4 s and 0.4 s (170 MB) on every request before."""
+    import os
+    import subprocess
+    import sys
+
+    share, data = tmp_path / "share", tmp_path / "data"
+    make_share(share)
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+    assert spar(capsys, data, "ws", "create", "first", "--prompt", "reports from 2019")[0] == 0
+    probe = ("import sys; from spar_desktop.cli import main; code = main(sys.argv[1:]); "
+             "print('loaded:', sorted(m for m in ('chromadb', 'onnxruntime', 'torch') if m in sys.modules)); "
+             "sys.exit(code)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), HF_HUB_OFFLINE="1")
+    proc = subprocess.run([sys.executable, "-c", probe, "--data-dir", str(data), "ws", "create", "later", "--prompt",
+                           "minutes from 2018"], capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert "loaded: []" in proc.stdout and "tag vocabulary" not in proc.stderr
+    assert re.search(r"^\d+ files, \d+% of the index$", proc.stdout, re.M)

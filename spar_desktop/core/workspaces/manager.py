@@ -218,9 +218,11 @@ class Workspaces:
     def with_request_vector(self, flt: WorkspaceFilter) -> WorkspaceFilter:
         """``flt`` with its request encoded, when the index has file summaries to compare it with
         (tagging.summaries); without them ranking uses tags alone and nothing is encoded."""
-        encoder = self.engine.encoder
-        if not flt.request.strip() or not ranking.summaries_available(self.library, encoder.model_id):
+        # The tag index knows the model id without loading the encoder (0.4 s, 170 MB a request).
+        model_id = self._tag_index.model_id if self._tag_index is not None else self.engine.encoder.model_id
+        if not flt.request.strip() or not ranking.summaries_available(self.library, model_id):
             return flt
+        encoder = self.engine.encoder
         return replace(flt, request_vector=ranking.request_vector(encoder, flt.request), vector_model=encoder.model_id)
 
     def workspace_row(self, s, name: str) -> Workspace:
