@@ -164,8 +164,9 @@ class TagIndex:
         """Up to ``top_n`` (tag id, key, value, cosine) at or above ``threshold``, best first:
         the nearest texts, each standing for the tags that have it (lowest ids first on a tie)."""
         out: dict[int, tuple[int, str, str, float]] = {}
+        query = self.query_vector(keyword)  # first: loading the encoder may name another model's store
         self.store.refresh()
-        hits = self.store.search(self.query_vector(keyword), threshold)
+        hits = self.store.search(query, threshold)
         with self.library.session() as s:
             for key, sim in hits:
                 if len(out) >= top_n:
