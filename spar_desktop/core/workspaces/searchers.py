@@ -54,6 +54,9 @@ class SearcherCache:
         self._lock = threading.RLock()
         self._save_lock = threading.Lock()
         self._mem: dict[int, tuple[datetime, Any]] = {}
+        # A build running in this process publishes snapshots here (live_build.py): searched in
+        # place of the last finished build's searcher until the build ends (end_build).
+        self._partial: dict[int, Any] = {}
 
     # -- memory ------------------------------------------------------------------------------
     def cached(self, ws_id: int) -> Optional[Any]:
@@ -71,6 +74,21 @@ class SearcherCache:
         with self._lock:
             self._mem.clear()
 
+    # -- a build's snapshots ---------------------------------------------------------------------
+    def publish_partial(self, ws_id: int, searcher: Any) -> None:
+        """A running build's latest snapshot (searcher.building, dense_coverage < 1 until done)."""
+        with self._lock:
+            self._partial[ws_id] = searcher
+
+    def partial(self, ws_id: int) -> Optional[Any]:
+        with self._lock:
+            return self._partial.get(ws_id)
+
+    def end_build(self, ws_id: int) -> None:
+        """The build ended: its snapshots go (a finished build replaced them with its searcher)."""
+        with self._lock:
+            self._partial.pop(ws_id, None)
+
     # -- get / replace / forget ----------------------------------------------------------------
     def get(self, ws_id: int, built_at: Optional[datetime]) -> Optional[Any]:
         return self.open(ws_id, built_at)[0]
@@ -78,8 +96,11 @@ class SearcherCache:
     def open(self, ws_id: int, built_at: Optional[datetime],
              library: Any = None) -> tuple[Optional[Any], Optional[str]]:
         """(searcher of this build, None), from memory or from its saved state; else (None, why).
-        ``library``: where the state's rows are read (a caller's shared session), else our own."""
+        ``library``: where the state's rows are read (a caller's shared session), else our own.
+        A build running in this process serves its latest snapshot."""
         with self._lock:
+            if ws_id in self._partial:
+                return self._partial[ws_id], None
             entry = self._mem.get(ws_id)
             if entry is not None and entry[0] == built_at:
                 return entry[1], None

@@ -1,0 +1,154 @@
+"""Searchable while it builds (issue 30): keyword hits before the embedding ends, the dense
+coverage figure, a complete build that says 1.0 and answers exactly as a build without snapshots,
+and what a search says about a workspace another process is building or whose build stopped."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from spar_desktop.core.config import load_settings
+from spar_desktop.core.embedding import pipeline
+from spar_desktop.core.embedding.encoder import get_encoder
+from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.scanner import Scanner
+from spar_desktop.core.progress import Cancelled, CancelToken
+from spar_desktop.core.retrieval.searcher import HybridSearcher
+from spar_desktop.core.workspaces import builder
+from spar_desktop.core.workspaces.engine import Engine
+from spar_desktop.core.workspaces.errors import WorkspaceError
+from spar_desktop.core.workspaces.manager import Workspaces
+from spar_desktop.core.workspaces.models import Workspace, WorkspaceStatus
+from spar_desktop.core.workspaces.selection import WorkspaceFilter
+
+TOPICS = ("gearbox bearing oil contamination vibration", "blade leading edge erosion cracks resin",
+          "capital budget contingency pounds forecast", "working at height harness rescue climbers")
+QUERY = "harness rescue"
+
+
+def make_share(root: Path, n: int = 24) -> None:
+    root.mkdir(parents=True)
+    for i in range(n):
+        topic = TOPICS[i % len(TOPICS)]
+        (root / f"note-{i:02d}.md").write_text(f"# Note {i}\n\n{topic}. This is note number {i} about {topic}.\n",
+                                              encoding="utf-8")
+
+
+@pytest.fixture()
+def mgr(tmp_path: Path):
+    make_share(tmp_path / "share")
+    settings = replace(load_settings(tmp_path / "data"), chroma_process=False)
+    lib = Library.open(settings)
+    Scanner(lib).scan([str(tmp_path / "share")])
+    m = Workspaces(lib, Engine(settings, get_encoder("cpu")))
+    m.create("notes", filter=WorkspaceFilter(all_files=True))
+    yield m
+    m.engine.close()
+    lib.close()
+
+
+def _search_during_embedding(mgr: Workspaces, monkeypatch, after_commits: int = 1) -> list:
+    """Build 'notes' with small commits; after ``after_commits`` commits, search it (in this
+    process, as the app does) and stop the build. Returns the results seen during the build."""
+    seen = []
+    real = pipeline.embed_documents
+    commits = {"n": 0}
+
+    def small_commits(*args, **kw):
+        ready = kw["on_documents_ready"]
+
+        def hooked(docs):
+            ready(docs)
+            commits["n"] += 1
+            if commits["n"] == after_commits:
+                seen.append(mgr.search("notes", QUERY, k=5))
+                seen.append(mgr.search("notes", QUERY, k=10, method="bm25"))
+                seen.append(mgr.search("notes", QUERY, k=5, method="dense"))
+                raise Cancelled()
+        kw.update(on_documents_ready=hooked, commit_texts=4, flush_texts=8)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(builder, "embed_documents", small_commits)
+    monkeypatch.setattr("spar_desktop.core.workspaces.live_build.PUBLISH_SECONDS", 0.0)
+    report = mgr.build("notes")
+    assert report.cancelled
+    return seen
+
+
+def test_keyword_hits_before_embedding_finishes_with_partial_coverage(mgr, monkeypatch):
+    hybrid, keyword, dense = _search_during_embedding(mgr, monkeypatch)
+    assert hybrid.building and 0 < hybrid.dense_coverage < 1
+    assert hybrid.hits and "harness" in hybrid.hits[0].text
+    # Keyword search covers every file already: all six harness notes, embedded or not.
+    assert len({h.path for h in keyword.hits}) == 6 and all("harness" in h.text for h in keyword.hits)
+    assert any(n.startswith("searching while building: meaning search covers") for n in hybrid.notes)
+    # Meaning search only returns passages embedded so far (the first commit: 4 texts).
+    assert 0 < len(dense.hits) <= 4
+    # After the stopped build, nothing of the snapshot is left in this process.
+    assert mgr.searchers.partial(mgr.get("notes").id) is None
+
+
+def test_snapshots_report_growing_coverage(mgr, monkeypatch):
+    coverages = []
+    real_publish = mgr.searchers.publish_partial
+
+    def record(ws_id, searcher):
+        coverages.append(searcher.dense_coverage)
+        assert searcher.building
+        real_publish(ws_id, searcher)
+
+    monkeypatch.setattr(mgr.searchers, "publish_partial", record)
+    monkeypatch.setattr("spar_desktop.core.workspaces.live_build.PUBLISH_SECONDS", 0.0)
+    real = pipeline.embed_documents
+    monkeypatch.setattr(builder, "embed_documents", lambda *a, **kw: real(*a, **{**kw, "commit_texts": 4}))
+    messages = []
+    report = mgr.build("notes", progress=lambda p: messages.append(p.message))
+    assert not report.cancelled and report.searchable_seconds is not None
+    assert coverages[0] == 0.0 and coverages[-1] == 1.0
+    assert coverages == sorted(coverages) and len(set(coverages)) > 3
+    assert any("meaning search covers" in m for m in messages)
+    # The finished build: its own searcher, complete, no snapshot label.
+    res = mgr.search("notes", QUERY)
+    assert not res.building and res.dense_coverage == 1.0 and res.coverage_note is None
+
+
+def test_complete_build_answers_exactly_as_a_build_without_snapshots(mgr, tmp_path, monkeypatch):
+    report = mgr.build("notes")
+    assert not report.cancelled
+    live = mgr.search("notes", QUERY, k=10)
+    live_searcher = mgr.searchers.cached(mgr.get("notes").id)
+    assert live.dense_coverage == 1.0 and not live.building
+
+    # The same workspace built the way it was before issue 30: everything embedded, then one searcher.
+    cache = mgr.engine.cache
+    docs = pipeline.embed_documents(  # all from the cache now: the same documents, the same vectors
+        [(h, None) for h in sorted(live_searcher.content_hashes())], builder.build_config(mgr.library.settings, ""),
+        mgr.engine.encoder, cache)
+    by_doc = {doc_id: docs[h].with_file_id(int(doc_id)) for doc_id, (h, _) in live_searcher.table.doc_refs.items()}
+    plain = HybridSearcher(by_doc, mgr.engine.encoder, file_ids={d: int(d) for d in by_doc})
+    assert plain.keys == live_searcher.keys
+    for method in ("hybrid", "bm25", "dense"):
+        a = live_searcher.search(QUERY, k=10, method=method)
+        b = plain.search(QUERY, k=10, method=method)
+        assert [(h.key, round(h.score, 4)) for h in a.hits] == [(h.key, round(h.score, 4)) for h in b.hits]
+
+
+def test_cli_side_messages_for_a_build_elsewhere_or_stopped(mgr, monkeypatch):
+    ws_id = mgr.get("notes").id
+    # Another process is building it (the lock is held, the row says BUILDING): no snapshot here.
+    with mgr.library.session() as s:
+        s.get(Workspace, ws_id).status = WorkspaceStatus.BUILDING
+    monkeypatch.setattr("spar_desktop.core.workspaces.lookup.build_in_progress", lambda *a: True)
+    with pytest.raises(WorkspaceError, match="being built by another process"):
+        mgr.search("notes", QUERY, build_if_needed=False)
+    monkeypatch.undo()
+    # A first build stopped part-way: say so, and that building again resumes it.
+    token = CancelToken()
+    token.cancel()
+    with mgr.library.session() as s:
+        s.get(Workspace, ws_id).status = WorkspaceStatus.DRAFT
+    assert mgr.build("notes", cancel=token).cancelled
+    with pytest.raises(WorkspaceError, match="stopped part-way"):
+        mgr.search("notes", QUERY)
