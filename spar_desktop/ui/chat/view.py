@@ -163,6 +163,9 @@ class MessageBubble(QFrame):
         total = (timings or {}).get("total_ms")
         if total:
             bits.append(f"{total / 1000:.1f} s")
+        building = (timings or {}).get("building_coverage_pct")
+        if building is not None:  # retrieved from a workspace still being built (core/chat/session.py)
+            bits.append(f"searching while building: meaning search covers {building}% of passages")
         self.meta.setText(" · ".join(bits))
         self.feedback = feedback
         for b, v in ((self.up_button, True), (self.down_button, False)):

@@ -135,3 +135,10 @@ def learning_tooltip(stats) -> str:
     if stats.last_evolved_at:
         lines.append(f"last evolved {local_time(stats.last_evolved_at)}")
     return "\n".join(lines)
+
+
+def coverage_pct(coverage: float) -> int:
+    """Whole percent of passages meaning search covers, never a 100 that is not complete
+    (as core/retrieval/partial.coverage_percent; that module is not imported on the UI thread)."""
+    pct = int(round(coverage * 100))
+    return 99 if pct == 100 and coverage < 1.0 else pct
