@@ -41,6 +41,7 @@ class Timings:
     # Retrieved from a workspace still being built: the share of passages meaning search covered
     # (whole percent); the answer says "searching while building" (chat/view.py). None: complete.
     building_coverage_pct: Optional[int] = None
+    building_keyword_pct: Optional[int] = None  # set while the build was still reading files
 
     def to_json(self) -> dict:
         return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in self.__dict__.items() if v is not None}
@@ -146,6 +147,8 @@ class ChatSession:
             raise
         if getattr(results, "building", False):  # answered on what a running build has so far
             turn.coverage_pct = coverage_percent(results.dense_coverage)
+            if results.keyword_coverage < 1.0:
+                turn.keyword_pct = coverage_percent(results.keyword_coverage)
         if self.llm_available is not False:  # known down: no reranking attempt, no delay
             results = await asyncio.to_thread(rerank_with_settings, results, self.manager.library.settings,
                                               model, self.ollama.host)
@@ -219,6 +222,7 @@ class _Turn:
         self.user_id = 0
         self.streamed: list[str] = []
         self.coverage_pct: Optional[int] = None  # set when retrieval came from a running build
+        self.keyword_pct: Optional[int] = None
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.t0) * 1000
@@ -234,7 +238,7 @@ class _Turn:
                timings: Optional[Timings] = None) -> AnswerResult:
         timings = timings or Timings(total_ms=self.elapsed_ms())
         if self.coverage_pct is not None:
-            timings = replace(timings, building_coverage_pct=self.coverage_pct)
+            timings = replace(timings, building_coverage_pct=self.coverage_pct, building_keyword_pct=self.keyword_pct)
         thread = self.thread
         mid = self.threads.add_assistant_message(
             thread.id, content=text, status=status, mode=mode, error=error, model=used_model, passages=passages,

@@ -90,10 +90,13 @@ class LiveVectors:
         return 1.0 if not len(self.ready) else float(np.count_nonzero(self.ready)) / len(self.ready)
 
 
-def coverage_note(coverage: Optional[float]) -> str:
+def coverage_note(coverage: Optional[float], keyword: float = 1.0) -> str:
     """What a partial answer says about itself (search results, chat, the panel)."""
     if coverage is None:
         return "searching while building"
+    if keyword < 1.0:
+        return (f"searching while building: keyword search covers the {coverage_percent(keyword)}% of files read "
+                f"so far, meaning search {coverage_percent(coverage)}% of passages")
     return f"searching while building: meaning search covers {coverage_percent(coverage)}% of passages"
 
 

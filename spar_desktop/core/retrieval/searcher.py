@@ -62,6 +62,7 @@ class HybridSearcher:
     # yet (None: all of them) and whether this is a build's snapshot rather than its result.
     dense_ready: Optional[np.ndarray] = None
     building: bool = False
+    keyword_coverage: float = 1.0  # share of the files a snapshot has read (and BM25 covers)
 
     def __init__(
         self,

@@ -180,18 +180,24 @@ class _Build:
 
     def _searchable_while_embedding(self, admitted: list, plan: ReadPlan, config: Any, items: list,
                                     on_error: Any) -> dict:
-        """Read and chunk everything, publish a keyword-searchable snapshot, then embed what the
-        cache lacks, publishing the growing dense side (live_build.py). The documents returned
+        """Read and chunk everything, publishing keyword snapshots as files are read (best-ranked
+        first), then embed what the cache lacks, publishing the growing dense side (live_build.py). The documents returned
         are those ``embed_documents`` over ``items`` returns."""
-        enc = self.eng.encoder
+        enc, alpha = self.eng.encoder, self._alpha_model()
         ahead = ReadAhead(config, enc, self.eng.cache)
-        self.progress(Progress(0, len(items), "reading files"))
-        ahead.run(items, self.progress, self.cancel)
-        snapshot = assign(admitted, plan.states, ahead.documents(), {h: str(e) for h, e in ahead.errors.items()})
         publisher = Publisher(self.searchers, self.target.id, self.progress)
-        publisher.start(HybridSearcher(snapshot.by_doc, enc, file_ids=snapshot.file_ids, cancel=self.cancel,
-                                       alpha_model=self._alpha_model()), ahead.cached)
-        self.report.searchable_seconds = time.perf_counter() - self.start
+
+        def publish(keyword: float) -> None:  # a keyword snapshot of the files read so far
+            snapshot = assign(admitted, plan.states, ahead.documents(), {h: str(e) for h, e in ahead.errors.items()},
+                              label=False)
+            publisher.start(HybridSearcher(snapshot.by_doc, enc, file_ids=snapshot.file_ids, cancel=self.cancel,
+                                           alpha_model=alpha), ahead.cached, keyword)
+            if self.report.searchable_seconds is None:
+                self.report.searchable_seconds = time.perf_counter() - self.start
+
+        self.progress(Progress(0, len(items), "reading files"))
+        ahead.run(items, self.progress, self.cancel, on_due=publish)
+        publish(1.0)
         embedded = embed_documents(ahead.to_embed(items), config, enc, self.eng.cache, publisher.tell, self.cancel,
                                    on_error=on_error, chunk_fn=ahead.chunk_fn(), on_documents_ready=publisher.add)
         publisher.finish()

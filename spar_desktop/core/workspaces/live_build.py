@@ -29,6 +29,10 @@ from spar_desktop.core.retrieval.searcher import HybridSearcher
 from spar_desktop.core.workspaces.models import WorkspaceFileState
 
 PUBLISH_SECONDS = 1.0  # at most one new snapshot a second (each copies the vectors)
+# While files are read, a keyword snapshot of those read so far (best-ranked first) is published
+# this long after reading starts, then at doubling intervals: a share of slow files (PDFs, OCR)
+# answers within seconds, and rebuilding the keyword index costs at most about as much again.
+FIRST_SNAPSHOT_SECONDS = 0.75
 
 
 @dataclass
@@ -40,9 +44,11 @@ class Assigned:
     ocr_ids: list[int] = field(default_factory=list)
 
 
-def assign(admitted: list, decided: dict, docs: dict[str, CachedDocument], errors: dict[str, str]) -> Assigned:
+def assign(admitted: list, decided: dict, docs: dict[str, CachedDocument], errors: dict[str, str],
+           label: bool = True) -> Assigned:
     """Each admitted file not ``decided`` already (duplicate, missing...) → its document (READY),
-    or FAILED / NO_TEXT with the reason."""
+    or FAILED / NO_TEXT with the reason. ``label``: chunks carry their file id (what is stored);
+    a snapshot's searcher takes the ids from ``file_ids`` alone."""
     out = Assigned()
     for file_id, _path, content_hash in admitted:
         if file_id in decided:
@@ -55,7 +61,7 @@ def assign(admitted: list, decided: dict, docs: dict[str, CachedDocument], error
             reason = (doc.no_text_reason if doc is not None else None) or "no searchable text"
             out.states[file_id] = (WorkspaceFileState.NO_TEXT, reason)
             continue
-        out.by_doc[str(file_id)] = doc.with_file_id(file_id)
+        out.by_doc[str(file_id)] = doc.with_file_id(file_id) if label else doc
         out.file_ids[str(file_id)] = file_id
         from_ocr = any(w.startswith(OCR_NOTE) for w in doc.warnings)
         out.states[file_id] = (WorkspaceFileState.READY, OCR_NOTE if from_ocr else None)
@@ -89,10 +95,22 @@ class ReadAhead:
         self.errors: dict[str, Exception] = {}
         self.order: list[str] = []  # content hashes to embed, in the order given
 
-    def run(self, items: list, progress: ProgressCallback, cancel: Optional[CancelToken]) -> None:
+    def run(self, items: list, progress: ProgressCallback, cancel: Optional[CancelToken],
+            on_due: Optional[Callable[[float], None]] = None) -> None:
+        """Read and chunk ``items``; ``on_due(share of items done)`` when a keyword snapshot of
+        what is read so far is due (FIRST_SNAPSHOT_SECONDS)."""
         key, model_id, total = self.config.cache_key, self.encoder.model_id, len(items)
+        interval = FIRST_SNAPSHOT_SECONDS
+        start = time.monotonic()
+        due = start + interval
         for n, (h, loader) in enumerate(items, 1):
             check(cancel)
+            now = time.monotonic()
+            # Due, and the whole set is not about to be read anyway (at the pace so far).
+            if on_due is not None and n > 1 and now >= due and (now - start) * (total - n) / n > interval:
+                on_due((n - 1) / total)
+                interval *= 2
+                due = time.monotonic() + interval
             if h in self.cached or h in self.read or h in self.errors:
                 continue
             cached = self.cache.get(h, key, model_id)
@@ -163,11 +181,15 @@ class Publisher:
         self.live: Optional[LiveVectors] = None
         self.last = 0.0
 
-    def start(self, searcher: HybridSearcher, cached: dict[str, CachedDocument]) -> None:
+    def start(self, searcher: HybridSearcher, cached: dict[str, CachedDocument], keyword: float = 1.0) -> None:
+        """Publish a snapshot of ``searcher`` (the files read so far: ``keyword`` of them) with
+        the vectors the cache had; the last one started is the one embedding fills."""
+        searcher.keyword_coverage = keyword
         self.live = LiveVectors(searcher, np.zeros(len(searcher), dtype=bool))
         self.live.add(cached)
         self.publish(force=True)
-        self.progress(Progress(0, None, f"keyword search ready; {coverage_note(self.live.coverage)}"))
+        if keyword >= 1.0:
+            self.progress(Progress(0, None, f"keyword search ready; {coverage_note(self.live.coverage)}"))
 
     def add(self, docs: dict[str, CachedDocument]) -> None:
         if self.live is not None and self.live.add(docs):

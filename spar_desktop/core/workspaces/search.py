@@ -87,11 +87,12 @@ class WorkspaceResults:
     # snapshot (keyword search over every file, meaning search over what is embedded so far).
     dense_coverage: float = 1.0
     building: bool = False
+    keyword_coverage: float = 1.0  # below 1 only while the build is still reading files
 
     @property
     def coverage_note(self) -> Optional[str]:
         """The line a partial answer carries ("searching while building: ... 42% of passages")."""
-        return coverage_note(self.dense_coverage) if self.building else None
+        return coverage_note(self.dense_coverage, self.keyword_coverage) if self.building else None
 
 
 @dataclass(frozen=True)
@@ -159,10 +160,11 @@ def search_workspace(library: Any, target: SearchTarget, query: str, k: int = 10
             ws.last_used_at = utcnow()
     building = bool(getattr(searcher, "building", False))
     coverage = float(getattr(searcher, "dense_coverage", 1.0))
-    notes = target.notes + ((coverage_note(coverage),) if building else ())
+    keyword = float(getattr(searcher, "keyword_coverage", 1.0))
+    notes = target.notes + ((coverage_note(coverage, keyword),) if building else ())
     return WorkspaceResults(info.name, query, tuple(hits), results.message, latency, log_id, notes,
                             searcher.chunking.describe() if hasattr(searcher, "chunking") else None,
-                            dense_coverage=coverage, building=building)
+                            dense_coverage=coverage, building=building, keyword_coverage=keyword)
 
 
 def _workspace_hits(s, ws_id: int, query: str, chunk_hits: Any, ids: set[int], searcher: Any) -> list[WorkspaceHit]:

@@ -137,8 +137,17 @@ def learning_tooltip(stats) -> str:
     return "\n".join(lines)
 
 
-def coverage_pct(coverage: float) -> int:
-    """Whole percent of passages meaning search covers, never a 100 that is not complete
-    (as core/retrieval/partial.coverage_percent; that module is not imported on the UI thread)."""
-    pct = int(round(coverage * 100))
-    return 99 if pct == 100 and coverage < 1.0 else pct
+
+def building_note(dense: float, keyword: float = 1.0) -> str:
+    """What results from a running build say (as core/retrieval/partial.coverage_note, which is
+    not imported on the UI thread)."""
+    if keyword < 1.0:
+        return (f"searching while building: keyword search covers the {_pct(keyword)}% of files read so far, "
+                f"meaning search {_pct(dense)}% of passages")
+    return f"searching while building: meaning search covers {_pct(dense)}% of passages"
+
+
+def _pct(share: float) -> int:
+    """Whole percent, never a 100 that is not complete."""
+    pct = int(round(share * 100))
+    return 99 if pct == 100 and share < 1.0 else pct

@@ -152,3 +152,23 @@ def test_cli_side_messages_for_a_build_elsewhere_or_stopped(mgr, monkeypatch):
     assert mgr.build("notes", cancel=token).cancelled
     with pytest.raises(WorkspaceError, match="stopped part-way"):
         mgr.search("notes", QUERY)
+
+
+def test_keyword_snapshots_while_files_are_read_say_how_many_are_read(mgr, monkeypatch):
+    """A share of slow files answers before every file is read, and says it covers only those."""
+    monkeypatch.setattr("spar_desktop.core.workspaces.live_build.FIRST_SNAPSHOT_SECONDS", 0.0)
+    seen = []
+    real_publish = mgr.searchers.publish_partial
+
+    def search_each(ws_id, searcher):
+        real_publish(ws_id, searcher)
+        if 0.5 <= searcher.keyword_coverage < 1.0 and not seen:
+            seen.append(mgr.search("notes", QUERY, k=30, method="bm25"))
+
+    monkeypatch.setattr(mgr.searchers, "publish_partial", search_each)
+    assert not mgr.build("notes").cancelled
+    (early,) = seen
+    assert early.building and 0 < early.keyword_coverage < 1
+    assert 0 < len({h.path for h in early.hits}) < 6  # only the harness notes read so far
+    assert any("keyword search covers the" in n and "of files read so far" in n for n in early.notes)
+    assert len({h.path for h in mgr.search("notes", QUERY, k=30, method="bm25").hits}) == 6
