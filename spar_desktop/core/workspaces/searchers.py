@@ -128,6 +128,8 @@ class SearcherCache:
         """Make ``searcher`` this workspace's (a build finished, keys evolved or were reset) and
         save it for the next process. Returns why saving failed (the searcher is used anyway;
         the next process rebuilds), else None."""
+        if getattr(searcher, "building", False):  # a snapshot is never taken for a finished build
+            raise ValueError("a running build's snapshot cannot replace a build's searcher")
         with self._lock:
             self._mem[ws_id] = (built_at, searcher)
         if not save:
