@@ -32,7 +32,7 @@ from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceErro
 from spar_desktop.core.workspaces.evolved_keys import carry_over, drop_unreferenced, evolved_overrides
 from spar_desktop.core.workspaces.freshness import built_files, compare, index_states
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
-from spar_desktop.core.workspaces.live_build import Publisher, ReadAhead, assign, embedding_order
+from spar_desktop.core.workspaces.live_build import Growing, Publisher, ReadAhead, assign, embedding_order
 from spar_desktop.core.workspaces.ranking import select_files
 from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
@@ -68,6 +68,7 @@ def build_workspace(services: BuildServices, target: BuildTarget, progress: Prog
     # "building" or embedded (otherwise the workspace ended as "error" and unsearchable).
     services.engine.hold_store()
     with build_running(getattr(settings, "data_dir", None), target.collection):
+        services.searchers.begin_build(target.id)
         try:
             return _Build(services, target, progress, cancel, rebuild, reopen_store).run()
         finally:  # finished (its searcher replaced the snapshots), cancelled or failed
@@ -92,6 +93,7 @@ class _Build:
         self.report = WorkspaceBuildReport(target.name)
         self.chunking = ""  # read with the row in _mark_building
         self.start = time.perf_counter()
+        self.publisher = Publisher(services.searchers, target.id, progress)  # a build's snapshots (live_build.py)
 
     def run(self) -> WorkspaceBuildReport:
         report, flt = self.report, self.target.filter
@@ -164,8 +166,9 @@ class _Build:
 
         items = embedding_order(plan.items, admitted, ranked_ids)  # best-ranked files embedded first
         if config.method == "semantic":  # the chunker needs the model: no keyword phase (live_build.py)
+            growing = Growing(lambda got, share: self._snapshot(admitted, plan, got, {}, share, got), len(items))
             docs = embed_documents(items, config, self.eng.encoder, self.eng.cache, self.progress, self.cancel,
-                                   on_error=on_error)
+                                   on_error=on_error, on_documents_ready=growing.add)
         else:
             docs = self._searchable_while_embedding(admitted, plan, config, items, on_error)
         docs = contextual_overlay(self.eng.cache, docs, self.lib.settings, self.chunking, config)  # enhanced ones swap in
@@ -181,27 +184,32 @@ class _Build:
     def _searchable_while_embedding(self, admitted: list, plan: ReadPlan, config: Any, items: list,
                                     on_error: Any) -> dict:
         """Read and chunk everything, publishing keyword snapshots as files are read (best-ranked
-        first), then embed what the cache lacks, publishing the growing dense side (live_build.py). The documents returned
-        are those ``embed_documents`` over ``items`` returns."""
-        enc, alpha = self.eng.encoder, self._alpha_model()
+        first), then embed what the cache lacks, publishing the growing dense side (live_build.py).
+        The documents returned are those ``embed_documents`` over ``items`` returns."""
+        enc = self.eng.encoder
         ahead = ReadAhead(config, enc, self.eng.cache)
-        publisher = Publisher(self.searchers, self.target.id, self.progress)
 
         def publish(keyword: float) -> None:  # a keyword snapshot of the files read so far
-            snapshot = assign(admitted, plan.states, ahead.documents(), {h: str(e) for h, e in ahead.errors.items()},
-                              label=False)
-            publisher.start(HybridSearcher(snapshot.by_doc, enc, file_ids=snapshot.file_ids, cancel=self.cancel,
-                                           alpha_model=alpha), ahead.cached, keyword)
-            if self.report.searchable_seconds is None:
-                self.report.searchable_seconds = time.perf_counter() - self.start
+            self._snapshot(admitted, plan, ahead.documents(), ahead.errors, keyword, ahead.cached)
 
         self.progress(Progress(0, len(items), "reading files"))
         ahead.run(items, self.progress, self.cancel, on_due=publish)
         publish(1.0)
+        publisher = self.publisher
         embedded = embed_documents(ahead.to_embed(items), config, enc, self.eng.cache, publisher.tell, self.cancel,
                                    on_error=on_error, chunk_fn=ahead.chunk_fn(), on_documents_ready=publisher.add)
         publisher.finish()
         return {**ahead.cached, **embedded}
+
+    def _snapshot(self, admitted: list, plan: ReadPlan, docs: dict, errors: dict, keyword: float,
+                  embedded: dict) -> None:
+        """Publish a snapshot over ``docs`` (``keyword``: the share of files they are), whose
+        ``embedded`` ones have their vectors."""
+        got = assign(admitted, plan.states, docs, {h: str(e) for h, e in errors.items()}, label=False)
+        self.publisher.start(HybridSearcher(got.by_doc, self.eng.encoder, file_ids=got.file_ids, cancel=self.cancel,
+                                            alpha_model=self._alpha_model()), embedded, keyword)
+        if self.report.searchable_seconds is None:
+            self.report.searchable_seconds = time.perf_counter() - self.start
 
     def _fill_collection(self, searcher: HybridSearcher) -> tuple[HybridSearcher, set[str]]:
         """Write the searcher's vectors into the collection (missing ids added, stale ones

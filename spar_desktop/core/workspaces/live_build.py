@@ -7,8 +7,8 @@ snapshot whose dense side covers what is embedded (retrieval/partial.py). The do
 phase 1 are handed to the embedding as they are (no second read, no second chunking), so the
 finished build's documents, and its searcher, are exactly those of a build without phase 1.
 
-Semantic chunking needs the model to cut a document, so it has no phase 1: such a workspace is
-searchable when its build ends, as before.
+Semantic chunking needs the model to cut a document, so it has no phase 1: its snapshots hold the
+documents embedded so far (``Growing``), keyword and meaning search alike.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ PUBLISH_SECONDS = 1.0  # at most one new snapshot a second (each copies the vect
 # While files are read, a keyword snapshot of those read so far (best-ranked first) is published
 # this long after reading starts, then at doubling intervals: a share of slow files (PDFs, OCR)
 # answers within seconds, and rebuilding the keyword index costs at most about as much again.
-FIRST_SNAPSHOT_SECONDS = 0.75
+FIRST_SNAPSHOT_SECONDS = 0.5
 
 
 @dataclass
@@ -170,6 +170,24 @@ def _raiser(exc: Exception) -> Callable[[], Any]:
     def load() -> Any:
         raise exc
     return load
+
+
+class Growing:
+    """Snapshots of the documents embedded so far, at doubling intervals (semantic chunking,
+    where nothing is searchable before it is embedded): ``publish(documents, share of items)``."""
+
+    def __init__(self, publish: Callable[[dict[str, CachedDocument], float], None], total: int) -> None:
+        self.publish, self.total = publish, max(1, total)
+        self.docs: dict[str, CachedDocument] = {}
+        self.interval = FIRST_SNAPSHOT_SECONDS
+        self.due = time.monotonic() + self.interval
+
+    def add(self, docs: dict[str, CachedDocument]) -> None:
+        self.docs.update(docs)
+        if time.monotonic() >= self.due and len(self.docs) < self.total:
+            self.publish(dict(self.docs), len(self.docs) / self.total)
+            self.interval *= 2
+            self.due = time.monotonic() + self.interval
 
 
 class Publisher:

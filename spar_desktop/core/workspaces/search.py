@@ -117,17 +117,19 @@ def open_searcher(searchers: Any, info: WorkspaceInfo, library: Any = None) -> A
     if live is not None:
         return live
     if not info.searchable:
-        raise WorkspaceError(unbuilt_message(info))
+        raise WorkspaceError(unbuilt_message(info, searchers.building_here(info.id)))
     searcher, why = searchers.open(info.id, info.built_at, library)
     if searcher is None:
         raise NeedsBuild(name, why)
     return searcher
 
 
-def unbuilt_message(info: WorkspaceInfo) -> str:
+def unbuilt_message(info: WorkspaceInfo, building_here: bool = False) -> str:
     """Why a workspace with no finished build cannot be searched here, and what to do."""
     name = info.name
-    if info.status == WorkspaceStatus.BUILDING:  # by another process (ours would have a snapshot)
+    if building_here:  # its first snapshot is not out yet
+        return f"'{name}' is being built: it answers as soon as its first files are read (seconds)"
+    if info.status == WorkspaceStatus.BUILDING:  # by another process
         return (f"'{name}' is being built by another process and has no finished build yet: its search "
                 "index is saved when that build ends (the app or terminal building it can search it already)")
     if info.status == WorkspaceStatus.INTERRUPTED or (info.last_error or "").startswith("build cancelled"):

@@ -57,6 +57,7 @@ class SearcherCache:
         # A build running in this process publishes snapshots here (live_build.py): searched in
         # place of the last finished build's searcher until the build ends (end_build).
         self._partial: dict[int, Any] = {}
+        self._building: set[int] = set()  # builds running in this process (begin_build .. end_build)
 
     # -- memory ------------------------------------------------------------------------------
     def cached(self, ws_id: int) -> Optional[Any]:
@@ -75,6 +76,15 @@ class SearcherCache:
             self._mem.clear()
 
     # -- a build's snapshots ---------------------------------------------------------------------
+    def begin_build(self, ws_id: int) -> None:
+        with self._lock:
+            self._building.add(ws_id)
+
+    def building_here(self, ws_id: int) -> bool:
+        """A build of this workspace runs in this process (its first snapshot may not be out yet)."""
+        with self._lock:
+            return ws_id in self._building
+
     def publish_partial(self, ws_id: int, searcher: Any) -> None:
         """A running build's latest snapshot (searcher.building, dense_coverage < 1 until done)."""
         with self._lock:
@@ -88,6 +98,7 @@ class SearcherCache:
         """The build ended: its snapshots go (a finished build replaced them with its searcher)."""
         with self._lock:
             self._partial.pop(ws_id, None)
+            self._building.discard(ws_id)
 
     # -- get / replace / forget ----------------------------------------------------------------
     def get(self, ws_id: int, built_at: Optional[datetime]) -> Optional[Any]:

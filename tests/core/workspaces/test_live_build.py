@@ -172,3 +172,40 @@ def test_keyword_snapshots_while_files_are_read_say_how_many_are_read(mgr, monke
     assert 0 < len({h.path for h in early.hits}) < 6  # only the harness notes read so far
     assert any("keyword search covers the" in n and "of files read so far" in n for n in early.notes)
     assert len({h.path for h in mgr.search("notes", QUERY, k=30, method="bm25").hits}) == 6
+
+
+def test_a_search_before_the_first_snapshot_says_it_comes_in_seconds(mgr):
+    errors = []
+
+    def progress(p):
+        if p.message == "reading files" and not errors:
+            with pytest.raises(WorkspaceError) as exc:
+                mgr.search("notes", QUERY, build_if_needed=False)
+            errors.append(str(exc.value))
+
+    assert not mgr.build("notes", progress=progress).cancelled
+    assert errors == ["'notes' is being built: it answers as soon as its first files are read (seconds)"]
+
+
+def test_semantic_chunking_publishes_the_documents_embedded_so_far(mgr, monkeypatch):
+    """Semantic chunks need the model, so no keyword phase: snapshots grow with the embedding."""
+    mgr.create("semantic notes", filter=WorkspaceFilter(all_files=True), chunking="semantic")
+    monkeypatch.setattr("spar_desktop.core.workspaces.live_build.FIRST_SNAPSHOT_SECONDS", 0.0)
+    real = pipeline.embed_documents
+    monkeypatch.setattr(builder, "embed_documents", lambda *a, **kw: real(*a, **{**kw, "commit_texts": 4,
+                                                                               "flush_texts": 8}))
+    seen = []
+    real_publish = mgr.searchers.publish_partial
+
+    def record(ws_id, searcher):
+        real_publish(ws_id, searcher)
+        seen.append((searcher.keyword_coverage, searcher.dense_coverage,
+                     mgr.search("semantic notes", QUERY, k=30, method="bm25")))
+
+    monkeypatch.setattr(mgr.searchers, "publish_partial", record)
+    assert not mgr.build("semantic notes").cancelled
+    assert seen and all(0 < kw < 1 and dense == 1.0 for kw, dense, _ in seen)
+    assert [kw for kw, _, _ in seen] == sorted(kw for kw, _, _ in seen)
+    assert all(r.building and r.keyword_coverage == kw for kw, _, r in seen)
+    final = mgr.search("semantic notes", QUERY, k=30, method="bm25")
+    assert not final.building and len({h.path for h in final.hits}) == 6
