@@ -209,3 +209,40 @@ def test_semantic_chunking_publishes_the_documents_embedded_so_far(mgr, monkeypa
     assert all(r.building and r.keyword_coverage == kw for kw, _, r in seen)
     final = mgr.search("semantic notes", QUERY, k=30, method="bm25")
     assert not final.building and len({h.path for h in final.hits}) == 6
+
+
+def test_best_ranked_files_are_embedded_first_the_rest_in_path_order():
+    from spar_desktop.core.workspaces.live_build import embedding_order
+
+    admitted = [(1, "/a.md", "h1"), (2, "/b.md", "h2"), (3, "/c.md", "h3"), (4, "/d.md", "h4"), (5, "/e.md", "h5")]
+    items = [(h, None) for _, _, h in admitted]  # path order, as build_plan gives them
+    assert [h for h, _ in embedding_order(items, admitted, [4, 2])] == ["h4", "h2", "h1", "h3", "h5"]
+    assert [h for h, _ in embedding_order(items, admitted, None)] == ["h1", "h2", "h3", "h4", "h5"]
+
+
+def test_a_ranked_workspace_is_read_and_embedded_in_its_ranking_order(mgr, monkeypatch):
+    from dataclasses import replace as with_
+
+    from spar_desktop.core.workspaces import ranking
+
+    real_select = builder.select_files
+    order = {}
+
+    def ranked(library, flt):  # the ranking step's order: here, reverse path order
+        sel = real_select(library, flt)
+        best = [ranking.ScoredFile(fid, path, h, 1.0 - i / 100, 0.5, None)
+                for i, (fid, path, h) in enumerate(sorted(sel.rows, key=lambda r: r[1], reverse=True))]
+        order["hashes"] = [f.content_hash for f in best]
+        return with_(sel, ranking=ranking.Ranking(len(best), len(best), len(best), tuple(best), 0))
+
+    real = pipeline.embed_documents
+    embedded = []
+
+    def record(items, *a, **kw):
+        embedded.extend(h for h, _ in items)
+        return real(items, *a, **kw)
+
+    monkeypatch.setattr(builder, "select_files", ranked)
+    monkeypatch.setattr(builder, "embed_documents", record)
+    assert not mgr.build("notes").cancelled
+    assert embedded == order["hashes"]
