@@ -17,9 +17,6 @@ def print_build_report(report) -> None:
                     f"({report.embedded_chunks} newly embedded, {report.reused_documents} documents from cache; "
                     f"+{report.added_vectors}/-{report.removed_vectors}/~{report.rewritten_vectors} vectors) "
                     f"in {report.seconds:.1f}s"))
-    if report.searchable_seconds is not None and report.embedded_chunks:
-        print(printable(f"  keyword search answered from {report.searchable_seconds:.1f}s, meaning search "
-                        "as passages were embedded"))
     if report.changed_files or report.new_files or report.removed_files:
         print(printable(f"  updated: {report.changed_files} changed, {report.new_files} new, "
                         f"{report.removed_files} removed since the last build; {report.read_documents} "
