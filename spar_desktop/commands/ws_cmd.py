@@ -325,6 +325,8 @@ def run_search(args) -> int:
         print(json.dumps({"query": res.query, "message": res.message, "latency_ms": round(res.latency_ms, 2),
                           "rerank": res.rerank.to_json() if res.rerank else None,
                           "stale": fresh.stale, "freshness": fresh.to_json(),
+                          "dense_coverage": round(res.dense_coverage, 4), "building": res.building,
+                          "keyword_coverage": round(res.keyword_coverage, 4),
                           "hits": [h.to_json() for h in res.hits]}, indent=1, ensure_ascii=False))
         return 0
     if fresh.stale:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 from spar_desktop.core.llm.client import ChatError, ErrorKind, Ollama
@@ -21,6 +21,7 @@ from spar_desktop.core.chat.prompt import (
 )
 from spar_desktop.core.chat.threads import ThreadError, ThreadStore
 from spar_desktop.core.progress import CancelToken
+from spar_desktop.core.retrieval.partial import coverage_percent
 from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.reranking import rerank_with_settings
 
@@ -37,6 +38,10 @@ class Timings:
     prompt_tokens: Optional[int] = None
     output_tokens: Optional[int] = None
     load_ms: Optional[float] = None
+    # Retrieved from a workspace still being built: the share of passages meaning search covered
+    # (whole percent); the answer says "searching while building" (chat/view.py). None: complete.
+    building_coverage_pct: Optional[int] = None
+    building_keyword_pct: Optional[int] = None  # set while the build was still reading files
 
     def to_json(self) -> dict:
         return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in self.__dict__.items() if v is not None}
@@ -140,6 +145,10 @@ class ChatSession:
         except asyncio.CancelledError:
             turn.finish("", MessageStatus.STOPPED, AnswerMode.RETRIEVAL_ONLY)
             raise
+        if getattr(results, "building", False):  # answered on what a running build has so far
+            turn.coverage_pct = coverage_percent(results.dense_coverage)
+            if results.keyword_coverage < 1.0:
+                turn.keyword_pct = coverage_percent(results.keyword_coverage)
         if self.llm_available is not False:  # known down: no reranking attempt, no delay
             results = await asyncio.to_thread(rerank_with_settings, results, self.manager.library.settings,
                                               model, self.ollama.host)
@@ -212,6 +221,8 @@ class _Turn:
         self.t0 = time.perf_counter()
         self.user_id = 0
         self.streamed: list[str] = []
+        self.coverage_pct: Optional[int] = None  # set when retrieval came from a running build
+        self.keyword_pct: Optional[int] = None
 
     def elapsed_ms(self) -> float:
         return (time.perf_counter() - self.t0) * 1000
@@ -226,6 +237,8 @@ class _Turn:
                notice: Optional[str] = None, used_model: Optional[str] = None, log_id: Optional[int] = None,
                timings: Optional[Timings] = None) -> AnswerResult:
         timings = timings or Timings(total_ms=self.elapsed_ms())
+        if self.coverage_pct is not None:
+            timings = replace(timings, building_coverage_pct=self.coverage_pct, building_keyword_pct=self.keyword_pct)
         thread = self.thread
         mid = self.threads.add_assistant_message(
             thread.id, content=text, status=status, mode=mode, error=error, model=used_model, passages=passages,

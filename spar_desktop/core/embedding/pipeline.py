@@ -74,6 +74,7 @@ def embed_documents(
     flush_texts: int = 1024,
     flush_seconds: float = 10.0,
     commit_texts: int = 256,
+    on_documents_ready: Optional[Callable[[dict[str, CachedDocument]], None]] = None,
 ) -> dict[str, CachedDocument]:
     """Return a CachedDocument per content hash, embedding only cache misses.
 
@@ -85,10 +86,13 @@ def embed_documents(
     last flush (slow documents: OCR, large PDFs), and a flush commits to the cache every
     ``commit_texts`` texts or so, whole documents at a time. So a cancelled, crashed or killed
     build loses at most a few encode batches and the next build resumes where it stopped.
+    ``on_documents_ready`` gets each commit's newly embedded documents (a build searchable while
+    it embeds: workspaces/live_build.py).
     """
     run = _EmbedRun(config, encoder, cache, progress, cancel, chunk_fn or default_chunk_fn(),
                     total=len(items) if hasattr(items, "__len__") else None,  # type: ignore[arg-type]
                     batch_size=batch_size, commit_texts=commit_texts)
+    run.on_ready = on_documents_ready
     seen: set[str] = set()
     for h, loader in items:
         check(cancel)
@@ -121,6 +125,7 @@ class _EmbedRun:
         self.pending = _Pending()
         self.done = self.embedded = 0
         self.last_flush = time.monotonic()
+        self.on_ready: Optional[Callable[[dict[str, CachedDocument]], None]] = None
 
     def report(self, message: str) -> None:
         self.progress(Progress(self.done, self.total, message))
@@ -223,3 +228,5 @@ class _EmbedRun:
                                            no_text_reason=doc.no_text_reason, warnings=tuple(doc.warnings)))
         self.cache.put_many(new_docs)  # one short WAL transaction: kept even if the build dies next
         self.results.update((d.content_hash, d) for d in new_docs)
+        if self.on_ready is not None and new_docs:
+            self.on_ready({d.content_hash: d for d in new_docs})

@@ -58,6 +58,12 @@ _HAS_WORD = re.compile(r"[^\W_]", re.UNICODE)
 class HybridSearcher:
     """Immutable after construction, so one instance can serve concurrent queries."""
 
+    # A workspace still being built (core/retrieval/partial.py): which chunks have their dense key
+    # yet (None: all of them) and whether this is a build's snapshot rather than its result.
+    dense_ready: Optional[np.ndarray] = None
+    building: bool = False
+    keyword_coverage: float = 1.0  # share of the files a snapshot has read (and BM25 covers)
+
     def __init__(
         self,
         documents: Mapping[str, CachedDocument],
@@ -273,6 +279,14 @@ class HybridSearcher:
 
     def __len__(self) -> int:
         return len(self.keys)
+
+    @property
+    def dense_coverage(self) -> float:
+        """Share of the chunks meaning (dense) search covers: 1.0 once every one is embedded."""
+        ready = self.dense_ready
+        if self.dense is None:
+            return 0.0
+        return 1.0 if ready is None or not len(ready) else float(np.count_nonzero(ready)) / len(ready)
 
     # -- retrieval ---------------------------------------------------------------------------
     def search(

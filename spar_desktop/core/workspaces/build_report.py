@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Optional
 
 from spar_desktop.core.changes import Changes
 
@@ -30,6 +31,7 @@ class WorkspaceBuildReport:
     notes: list[str] = field(default_factory=list)
     cancelled: bool = False
     seconds: float = 0.0
+    searchable_seconds: Optional[float] = None  # from the start to keyword search answering (live_build.py)
     chunking: str = ""  # how the collection is cut and scored, chosen from its lengths (keyword_units.py)
 
     @property

@@ -17,7 +17,6 @@ from typing import Any, Optional
 
 from sqlalchemy import delete, select
 
-from spar_desktop.core.documents.reading import OCR_NOTE
 from spar_desktop.core.embedding.pipeline import embed_documents
 from spar_desktop.core.library.models import File, utcnow
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
@@ -33,7 +32,9 @@ from spar_desktop.core.workspaces.errors import ModelChangedError, WorkspaceErro
 from spar_desktop.core.workspaces.evolved_keys import carry_over, drop_unreferenced, evolved_overrides
 from spar_desktop.core.workspaces.freshness import built_files, compare, index_states
 from spar_desktop.core.workspaces.models import Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus
-from spar_desktop.core.workspaces.selection import WorkspaceFilter, admitted_files
+from spar_desktop.core.workspaces.live_build import Growing, Publisher, ReadAhead, assign, embedding_order
+from spar_desktop.core.workspaces.ranking import select_files
+from spar_desktop.core.workspaces.selection import WorkspaceFilter
 
 __all__ = ["BuildServices", "BuildTarget", "WorkspaceBuildReport", "build_workspace"]
 
@@ -67,7 +68,11 @@ def build_workspace(services: BuildServices, target: BuildTarget, progress: Prog
     # "building" or embedded (otherwise the workspace ended as "error" and unsearchable).
     services.engine.hold_store()
     with build_running(getattr(settings, "data_dir", None), target.collection):
-        return _Build(services, target, progress, cancel, rebuild, reopen_store).run()
+        services.searchers.begin_build(target.id)
+        try:
+            return _Build(services, target, progress, cancel, rebuild, reopen_store).run()
+        finally:  # finished (its searcher replaced the snapshots), cancelled or failed
+            services.searchers.end_build(target.id)
 
 
 @dataclass
@@ -88,13 +93,16 @@ class _Build:
         self.report = WorkspaceBuildReport(target.name)
         self.chunking = ""  # read with the row in _mark_building
         self.start = time.perf_counter()
+        self.publisher = Publisher(services.searchers, target.id, progress)  # a build's snapshots (live_build.py)
 
     def run(self) -> WorkspaceBuildReport:
         report, flt = self.report, self.target.filter
         report.notes += [p for p in flt.problems if "deleted" in p or "dropped" in p]
         previous, prev_chunks, was_built = self._mark_building()
         self.progress(Progress(0, None, "selecting files"))
-        admitted = admitted_files(self.lib, flt)
+        selected = select_files(self.lib, flt)
+        admitted = list(selected.rows)
+        ranked_ids = [f.file_id for f in selected.ranking.admitted] if selected.ranking else None
         report.admitted = len(admitted)
         index = index_rows(self.lib, admitted)
         # What changed since the last build: the admitted files' rows are read above; only files
@@ -111,7 +119,7 @@ class _Build:
         model_id = self.eng.encoder.model_id
         cached_before = sum(1 for h, _ in plan.items if self.eng.cache.has(h, config.cache_key, model_id))
         try:
-            done = self._embed_and_index(admitted, held, plan, config)
+            done = self._embed_and_index(admitted, held, plan, config, ranked_ids)
         except Cancelled:
             return self._cancelled(previous)
         except Exception as exc:
@@ -149,35 +157,59 @@ class _Build:
             ws.status = WorkspaceStatus.BUILDING
         return previous, prev_chunks, was_built
 
-    def _embed_and_index(self, admitted: list, held: list, plan: ReadPlan, config: Any) -> _Indexed:
+    def _embed_and_index(self, admitted: list, held: list, plan: ReadPlan, config: Any,
+                         ranked_ids: Optional[list[int]]) -> _Indexed:
         errors: dict[str, str] = {}
-        docs = embed_documents(plan.items, config, self.eng.encoder, self.eng.cache, self.progress, self.cancel,
-                               on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
+
+        def on_error(h: str, exc: Exception) -> None:
+            errors[h] = str(exc)
+
+        items = embedding_order(plan.items, admitted, ranked_ids)  # best-ranked files embedded first
+        if config.method == "semantic":  # the chunker needs the model: no keyword phase (live_build.py)
+            growing = Growing(lambda got, share: self._snapshot(admitted, plan, got, {}, share, got), len(items))
+            docs = embed_documents(items, config, self.eng.encoder, self.eng.cache, self.progress, self.cancel,
+                                   on_error=on_error, on_documents_ready=growing.add)
+        else:
+            docs = self._searchable_while_embedding(admitted, plan, config, items, on_error)
         docs = contextual_overlay(self.eng.cache, docs, self.lib.settings, self.chunking, config)  # enhanced ones swap in
-        by_doc, file_ids, ocr_ids = {}, {}, []
-        for file_id, path, content_hash in admitted:
-            if file_id in plan.states:
-                continue
-            if content_hash in errors:
-                plan.states[file_id] = (WorkspaceFileState.FAILED, errors[content_hash])
-                continue
-            doc = docs.get(content_hash)
-            if doc is None or not doc.children:
-                reason = (doc.no_text_reason if doc is not None else None) or "no searchable text"
-                plan.states[file_id] = (WorkspaceFileState.NO_TEXT, reason)
-                continue
-            by_doc[str(file_id)] = doc.with_file_id(file_id)
-            file_ids[str(file_id)] = file_id
-            from_ocr = any(w.startswith(OCR_NOTE) for w in doc.warnings)
-            plan.states[file_id] = (WorkspaceFileState.READY, OCR_NOTE if from_ocr else None)
-            if from_ocr:
-                ocr_ids.append(file_id)
+        got = assign(admitted, plan.states, docs, errors)
+        plan.states.update(got.states)
         self.report.carried_keys = carry_over(self.lib, self.eng.cache, _edits(held, admitted, docs))
-        searcher = HybridSearcher(by_doc, self.eng.encoder, file_ids=file_ids, cancel=self.cancel,
-                                  key_overrides=self._evolved_keys(by_doc), alpha_model=self._alpha_model())
+        searcher = HybridSearcher(got.by_doc, self.eng.encoder, file_ids=got.file_ids, cancel=self.cancel,
+                                  key_overrides=self._evolved_keys(got.by_doc), alpha_model=self._alpha_model())
         self.progress(Progress(0, None, "loading vectors into the workspace collection"))
         searcher, had_ids = self._fill_collection(searcher)
-        return _Indexed(by_doc, ocr_ids, searcher, had_ids)
+        return _Indexed(got.by_doc, got.ocr_ids, searcher, had_ids)
+
+    def _searchable_while_embedding(self, admitted: list, plan: ReadPlan, config: Any, items: list,
+                                    on_error: Any) -> dict:
+        """Read and chunk everything, publishing keyword snapshots as files are read (best-ranked
+        first), then embed what the cache lacks, publishing the growing dense side (live_build.py).
+        The documents returned are those ``embed_documents`` over ``items`` returns."""
+        enc = self.eng.encoder
+        ahead = ReadAhead(config, enc, self.eng.cache)
+
+        def publish(keyword: float) -> None:  # a keyword snapshot of the files read so far
+            self._snapshot(admitted, plan, ahead.documents(), ahead.errors, keyword, ahead.cached)
+
+        self.progress(Progress(0, len(items), "reading files"))
+        ahead.run(items, self.progress, self.cancel, on_due=publish)
+        publish(1.0)
+        publisher = self.publisher
+        embedded = embed_documents(ahead.to_embed(items), config, enc, self.eng.cache, publisher.tell, self.cancel,
+                                   on_error=on_error, chunk_fn=ahead.chunk_fn(), on_documents_ready=publisher.add)
+        publisher.finish()
+        return {**ahead.cached, **embedded}
+
+    def _snapshot(self, admitted: list, plan: ReadPlan, docs: dict, errors: dict, keyword: float,
+                  embedded: dict) -> None:
+        """Publish a snapshot over ``docs`` (``keyword``: the share of files they are), whose
+        ``embedded`` ones have their vectors."""
+        got = assign(admitted, plan.states, docs, {h: str(e) for h, e in errors.items()}, label=False)
+        self.publisher.start(HybridSearcher(got.by_doc, self.eng.encoder, file_ids=got.file_ids, cancel=self.cancel,
+                                            alpha_model=self._alpha_model()), embedded, keyword)
+        if self.report.searchable_seconds is None:
+            self.report.searchable_seconds = time.perf_counter() - self.start
 
     def _fill_collection(self, searcher: HybridSearcher) -> tuple[HybridSearcher, set[str]]:
         """Write the searcher's vectors into the collection (missing ids added, stale ones

@@ -20,11 +20,12 @@ from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.models import File, FileStatus, utcnow
 from spar_desktop.core.library.queries import copies_of
 from spar_desktop.core.retrieval.explain import ScoreExplanation, explain_score, matched_spans
+from spar_desktop.core.retrieval.partial import coverage_note
 from spar_desktop.core.retrieval.vector_store import VectorStoreError
 from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError
 from spar_desktop.core.workspaces.freshness import Freshness
 from spar_desktop.core.workspaces.lookup import WorkspaceInfo
-from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile
+from spar_desktop.core.workspaces.models import QueryLogEntry, Workspace, WorkspaceFile, WorkspaceStatus
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +83,16 @@ class WorkspaceResults:
     notes: tuple[str, ...] = ()
     chunking: Optional[str] = None  # how this workspace is cut and scored (short vs long documents)
     rerank: Optional[Any] = None  # RerankOutcome when conditional reranking was considered (reranking.py)
+    # Share of the passages meaning search covered; ``building``: answered from a running build's
+    # snapshot (keyword search over every file, meaning search over what is embedded so far).
+    dense_coverage: float = 1.0
+    building: bool = False
+    keyword_coverage: float = 1.0  # below 1 only while the build is still reading files
+
+    @property
+    def coverage_note(self) -> Optional[str]:
+        """The line a partial answer carries ("searching while building: ... 42% of passages")."""
+        return coverage_note(self.dense_coverage, self.keyword_coverage) if self.building else None
 
 
 @dataclass(frozen=True)
@@ -102,12 +113,29 @@ def open_searcher(searchers: Any, info: WorkspaceInfo, library: Any = None) -> A
     name = info.name
     if info.archived:
         raise WorkspaceError(f"'{name}' is archived: reactivate it first (spar ws reactivate \"{name}\")")
+    live = searchers.partial(info.id)  # a build running in this process: its latest snapshot
+    if live is not None:
+        return live
     if not info.searchable:
-        raise WorkspaceError(f"'{name}' is not built yet: spar ws build \"{name}\"")
+        raise WorkspaceError(unbuilt_message(info, searchers.building_here(info.id)))
     searcher, why = searchers.open(info.id, info.built_at, library)
     if searcher is None:
         raise NeedsBuild(name, why)
     return searcher
+
+
+def unbuilt_message(info: WorkspaceInfo, building_here: bool = False) -> str:
+    """Why a workspace with no finished build cannot be searched here, and what to do."""
+    name = info.name
+    if building_here:  # its first snapshot is not out yet
+        return f"'{name}' is being built: it answers as soon as its first files are read (seconds)"
+    if info.status == WorkspaceStatus.BUILDING:  # by another process
+        return (f"'{name}' is being built by another process and has no finished build yet: its search "
+                "index is saved when that build ends (the app or terminal building it can search it already)")
+    if info.status == WorkspaceStatus.INTERRUPTED or (info.last_error or "").startswith("build cancelled"):
+        return (f"'{name}' has no finished build: its build stopped part-way. `spar ws build \"{name}\"` "
+                "resumes it (passages already embedded are kept) and answers keyword searches within seconds")
+    return f"'{name}' is not built yet: spar ws build \"{name}\""
 
 
 def search_workspace(library: Any, target: SearchTarget, query: str, k: int = 10, method: str = "hybrid",
@@ -132,8 +160,13 @@ def search_workspace(library: Any, target: SearchTarget, query: str, k: int = 10
         ws = s.get(Workspace, info.id)
         if ws is not None:
             ws.last_used_at = utcnow()
-    return WorkspaceResults(info.name, query, tuple(hits), results.message, latency, log_id, target.notes,
-                            searcher.chunking.describe() if hasattr(searcher, "chunking") else None)
+    building = bool(getattr(searcher, "building", False))
+    coverage = float(getattr(searcher, "dense_coverage", 1.0))
+    keyword = float(getattr(searcher, "keyword_coverage", 1.0))
+    notes = target.notes + ((coverage_note(coverage, keyword),) if building else ())
+    return WorkspaceResults(info.name, query, tuple(hits), results.message, latency, log_id, notes,
+                            searcher.chunking.describe() if hasattr(searcher, "chunking") else None,
+                            dense_coverage=coverage, building=building, keyword_coverage=keyword)
 
 
 def _workspace_hits(s, ws_id: int, query: str, chunk_hits: Any, ids: set[int], searcher: Any) -> list[WorkspaceHit]:

@@ -54,6 +54,10 @@ class SearcherCache:
         self._lock = threading.RLock()
         self._save_lock = threading.Lock()
         self._mem: dict[int, tuple[datetime, Any]] = {}
+        # A build running in this process publishes snapshots here (live_build.py): searched in
+        # place of the last finished build's searcher until the build ends (end_build).
+        self._partial: dict[int, Any] = {}
+        self._building: set[int] = set()  # builds running in this process (begin_build .. end_build)
 
     # -- memory ------------------------------------------------------------------------------
     def cached(self, ws_id: int) -> Optional[Any]:
@@ -71,6 +75,31 @@ class SearcherCache:
         with self._lock:
             self._mem.clear()
 
+    # -- a build's snapshots ---------------------------------------------------------------------
+    def begin_build(self, ws_id: int) -> None:
+        with self._lock:
+            self._building.add(ws_id)
+
+    def building_here(self, ws_id: int) -> bool:
+        """A build of this workspace runs in this process (its first snapshot may not be out yet)."""
+        with self._lock:
+            return ws_id in self._building
+
+    def publish_partial(self, ws_id: int, searcher: Any) -> None:
+        """A running build's latest snapshot (searcher.building, dense_coverage < 1 until done)."""
+        with self._lock:
+            self._partial[ws_id] = searcher
+
+    def partial(self, ws_id: int) -> Optional[Any]:
+        with self._lock:
+            return self._partial.get(ws_id)
+
+    def end_build(self, ws_id: int) -> None:
+        """The build ended: its snapshots go (a finished build replaced them with its searcher)."""
+        with self._lock:
+            self._partial.pop(ws_id, None)
+            self._building.discard(ws_id)
+
     # -- get / replace / forget ----------------------------------------------------------------
     def get(self, ws_id: int, built_at: Optional[datetime]) -> Optional[Any]:
         return self.open(ws_id, built_at)[0]
@@ -78,8 +107,11 @@ class SearcherCache:
     def open(self, ws_id: int, built_at: Optional[datetime],
              library: Any = None) -> tuple[Optional[Any], Optional[str]]:
         """(searcher of this build, None), from memory or from its saved state; else (None, why).
-        ``library``: where the state's rows are read (a caller's shared session), else our own."""
+        ``library``: where the state's rows are read (a caller's shared session), else our own.
+        A build running in this process serves its latest snapshot."""
         with self._lock:
+            if ws_id in self._partial:
+                return self._partial[ws_id], None
             entry = self._mem.get(ws_id)
             if entry is not None and entry[0] == built_at:
                 return entry[1], None
@@ -107,6 +139,8 @@ class SearcherCache:
         """Make ``searcher`` this workspace's (a build finished, keys evolved or were reset) and
         save it for the next process. Returns why saving failed (the searcher is used anyway;
         the next process rebuilds), else None."""
+        if getattr(searcher, "building", False):  # a snapshot is never taken for a finished build
+            raise ValueError("a running build's snapshot cannot replace a build's searcher")
         with self._lock:
             self._mem[ws_id] = (built_at, searcher)
         if not save:

@@ -163,6 +163,12 @@ class MessageBubble(QFrame):
         total = (timings or {}).get("total_ms")
         if total:
             bits.append(f"{total / 1000:.1f} s")
+        building = (timings or {}).get("building_coverage_pct")
+        if building is not None:  # retrieved from a workspace still being built (core/chat/session.py)
+            read = (timings or {}).get("building_keyword_pct")
+            bits.append(f"searching while building: keyword search covers the {read}% of files read so far, "
+                        f"meaning search {building}% of passages" if read is not None else
+                        f"searching while building: meaning search covers {building}% of passages")
         self.meta.setText(" · ".join(bits))
         self.feedback = feedback
         for b, v in ((self.up_button, True), (self.down_button, False)):

@@ -40,7 +40,7 @@ from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.workspaces import chunking_choice
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.panel_status import PanelStatusLines
-from spar_desktop.ui.workspaces.panel_text import describe_row, status_text
+from spar_desktop.ui.workspaces.panel_text import building_note, describe_row, status_text
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
 from spar_desktop.ui.workspaces.rerank_follow import RerankFollowUp
 from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
@@ -307,8 +307,9 @@ class WorkspacePanel(PanelStatusLines, QWidget):
         self.export_action.setEnabled(has and not building)
         self.delete_action.setEnabled(has and not building)
         self.more_button.setEnabled(self.controller.service is not None)
-        # An update keeps answering from the previous build: only a first build disables search.
-        self.search_box.setEnabled(has and row.searchable)
+        # An update keeps answering from the previous build; a first build answers from its
+        # snapshots once its files are read (core/workspaces/live_build.py).
+        self.search_box.setEnabled(has and (row.searchable or building))
         self.session.set_enabled(self.search_box.isEnabled())
         self.progress_box.setVisible(building)
         self.progress_label.setVisible(building)
@@ -401,6 +402,8 @@ class WorkspacePanel(PanelStatusLines, QWidget):
             text = session_summary(results)
         if results.message:
             text += f" — {results.message}"
+        if getattr(results, "building", False):  # a running build's snapshot: never labelled complete
+            text += f" — {building_note(results.dense_coverage, results.keyword_coverage)}"
         self.results_label.setText(text)
 
     def hit(self, row: int):

@@ -200,3 +200,31 @@ def test_result_json_is_serialisable(session, fake_ollama):
     result, _ = ask(session, thread.id)
     data = json.loads(json.dumps(result.to_json()))
     assert data["mode"] == "llm" and data["citations"][0]["n"] == 1 and data["passages"][0]["path"]
+
+
+def test_an_answer_during_a_build_uses_the_snapshot_and_says_how_much_meaning_search_covers(
+        session, fake_ollama, workspace_env):
+    """A build running in this process publishes snapshots (workspaces/live_build.py): chat
+    answers from what is there and its answer carries the coverage line."""
+    import numpy as np
+
+    from spar_desktop.core.retrieval.partial import snapshot
+
+    mgr, _ = workspace_env
+    ws_id, built, _ = mgr.searcher("ops")
+    ready = np.zeros(len(built), dtype=bool)
+    ready[: len(built) // 2] = True
+    mgr.searchers.publish_partial(ws_id, snapshot(built, built.original_vectors, ready))
+    try:
+        fake_ollama.set(reply="The bearing failed after oil contamination [1].")
+        thread = session.threads.create("ops")
+        result, _ = ask(session, thread.id)
+    finally:
+        mgr.searchers.end_build(ws_id)
+    pct = round(100 * (len(built) // 2) / len(built))
+    assert result.status == "ok" and result.passages
+    assert result.timings.building_coverage_pct == pct and result.timings.building_keyword_pct is None
+    stored = session.threads.messages(thread.id)[-1]
+    assert stored.timings["building_coverage_pct"] == pct  # the reloaded thread says it too
+    after, _ = ask(session, thread.id)
+    assert after.timings.building_coverage_pct is None  # the build ended: a complete answer
