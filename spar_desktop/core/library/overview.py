@@ -19,6 +19,7 @@ from sqlalchemy import func, select
 from spar_desktop.core.changes import NOTHING, Changes
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.file_pages import FileListing, listing
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, Tag
 from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_file, count_files, list_files
@@ -161,7 +162,7 @@ class ScanSummary:
 class LibraryState:
     summary: LibrarySummary
     tags: TagSnapshot
-    files: FileRows
+    files: FileListing  # ids in order, rows read by the page (file_pages.py)
     issues: Issues
 
 
@@ -255,7 +256,7 @@ def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool] = 
     check(cancel)
     tags = load_tags(library)
     check(cancel)
-    files = load_files(library, flt, sort, cancel=cancel)
+    files = listing(library, flt, sort, cancel)
     check(cancel)
     return LibraryState(summary, tags, files, load_issues(library))
 
