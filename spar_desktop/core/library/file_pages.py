@@ -117,10 +117,10 @@ def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, F
     is applied while reading)."""
     matcher = _glob_matcher(flt.path_glob)
     columns = (File.id, File.name, File.rel_path, File.path) if matcher else (File.id,)
-    result = session.execute(_ordered(session, flt, sort, columns))
+    cursor = _driver_cursor(session, _ordered(session, flt, sort, columns))
     ids = array("q")
     while True:
-        rows = result.fetchmany(_FETCH)
+        rows = cursor.fetchmany(_FETCH)
         if not rows:
             break
         check(cancel)
@@ -128,11 +128,23 @@ def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, F
     return FileOrder(ids, flt, sort)
 
 
+def _driver_cursor(session: Session, statement: Any) -> Any:
+    """The statement run on the driver's own cursor: a million rows through SQLAlchemy's result
+    rows cost several times the query itself (measured: 19.6 s against 2.9 s at 1M, under load)."""
+    conn = session.connection()
+    compiled = statement.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
+    params = compiled.construct_params()
+    args = tuple(params[k] for k in compiled.positiontup) if compiled.positional else params
+    cursor = conn.connection.dbapi_connection.cursor()
+    cursor.execute(str(compiled), args)
+    return cursor
+
+
 def read_page(session: Session, ids: Sequence[int]) -> list[FileRecord]:
     """The FileRecords of ``ids``, in that order (a file deleted since is left out)."""
     found: dict[int, FileRecord] = {}
     for i in range(0, len(ids), 500):
-        for row in session.execute(select(*_RECORD_COLUMNS).where(File.id.in_(list(ids[i:i + 500])))):
+        for row in session.connection().execute(select(*_RECORD_COLUMNS).where(File.id.in_(list(ids[i:i + 500])))):
             found[row[0]] = FileRecord(*row)
     return [found[i] for i in ids if i in found]
 

@@ -13,6 +13,7 @@ from typing import Any, Optional
 from spar_desktop.core.library import file_pages, overview, tag_edits
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.file_pages import FileListing  # noqa: F401
+from spar_desktop.core.library.issue_pages import ISSUE_PAGE  # noqa: F401
 from spar_desktop.core.library.overview import (  # noqa: F401  (the values the widgets show)
     FILE_SORT_KEYS as SORT_KEYS, MAX_LISTED_FILES as MAX_TABLE_ROWS, FileDetails, FileRows, IssueRow, Issues,
     LibraryState, LibrarySummary, ScanSummary, TagSnapshot,
