@@ -19,6 +19,7 @@ from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import FileTag, TagSource
+from spar_desktop.core.library.raw_rows import driver_rows
 
 SCAN_SOURCES = (TagSource.PATH, TagSource.DATE)  # at most one link of each per file
 
@@ -58,14 +59,13 @@ def _under(tag_id: int, children: Mapping[int, list[int]]) -> set[int]:
 
 def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int, list[int]]) -> dict[int, int]:
     """tag id → distinct files with a confirmed link to it or to a descendant."""
-    conn = session.connection()  # Core rows: no ORM handling per row
     scan: dict[int, dict[str, int]] = defaultdict(dict)
-    for tag_id, source, n in conn.execute(
+    for tag_id, source, n in driver_rows(session,
             select(FileTag.tag_id, FileTag.source, func.count()).where(confirmed(), FileTag.source.in_(SCAN_SOURCES))
             .group_by(FileTag.source, FileTag.tag_id)):
         scan[tag_id][source] = n
     other: dict[int, set[int]] = defaultdict(set)
-    for tag_id, file_id in conn.execute(
+    for tag_id, file_id in driver_rows(session,
             select(FileTag.tag_id, FileTag.file_id).where(confirmed(), FileTag.source.not_in(SCAN_SOURCES))):
         other[tag_id].add(file_id)
     parents: dict[int, int] = defaultdict(int)

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.bulk import insert_rows
 from spar_desktop.core.library.models import FileTag, Tag, TagEdge, TagSource, utcnow
+from spar_desktop.core.library.raw_rows import driver_rows
 from spar_desktop.core.library.tag_counts import file_counts
 
 
@@ -209,17 +210,16 @@ def tag_infos(session: Session) -> dict[int, TagInfo]:
     """Every tag with its parents, children and the number of files under it (DAG-expanded)."""
     parents: dict[int, list[int]] = defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
-    conn = session.connection()  # Core rows: 100k+ tags at a 1M-file share
-    for p, c in conn.execute(select(TagEdge.parent_id, TagEdge.child_id)):
+    for p, c in driver_rows(session, select(TagEdge.parent_id, TagEdge.child_id)):  # 100k+ at a 1M-file share
         parents[c].append(p)
         children[p].append(c)
-    tags = list(conn.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)))
+    tags = driver_rows(session, select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description))
     # Confirmed assignments only: a suggestion nobody accepted yet is not the file's tag.
-    counts = file_counts(session, [t.id for t in tags], children)
+    counts = file_counts(session, [t[0] for t in tags], children)
     return {
-        t.id: TagInfo(t.id, t.key, t.value, t.source, t.description, tuple(parents.get(t.id, ())),
-                      tuple(sorted(children.get(t.id, ()))), counts.get(t.id, 0))
-        for t in tags
+        i: TagInfo(i, key, value, source, description, tuple(parents.get(i, ())),
+                   tuple(sorted(children.get(i, ()))), counts.get(i, 0))
+        for i, key, value, source, description in tags
     }
 
 
