@@ -89,12 +89,13 @@ class FileTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.listing: Optional[FileListing] = None
         self._ids: array = array("q")
+        self._ids_sort: tuple[int, bool] = (0, False)  # the order _ids are in
         self._pages: OrderedDict[int, list[Optional[FileRecord]]] = OrderedDict()
         self._display: dict[int, tuple[str, ...]] = {}  # row → formatted cells, for the kept pages
         self._sort_column = 0
         self._sort_order = Qt.SortOrder.AscendingOrder
         self.total = 0
-        self.page_reads = 0  # pages read from the index (the benchmark's and tests' window on laziness)
+        self.page_reads = 0  # pages of this listing read from the index (how lazy it is, for tests and benchmarks)
         style = QApplication.style()
         sp = QStyle.StandardPixmap
         self._status_icons = {
@@ -114,12 +115,13 @@ class FileTableModel(QAbstractTableModel):
     def set_listing(self, listing: FileListing) -> None:
         self.beginResetModel()
         self.listing = listing
-        self._ids = listing.order.ids
+        self._ids, self._ids_sort = listing.order.ids, listing.sort
         if listing.sort != self.sort_spec and len(self._ids) <= SYNC_SORT_ROWS:
-            self._ids = listing.reorder(self.sort_spec).ids  # the header changed while it loaded
+            self._ids, self._ids_sort = listing.reorder(self.sort_spec).ids, self.sort_spec  # the header changed while it loaded
         self._pages.clear()
         self._display = {}
         self.total = len(self._ids)
+        self.page_reads = 0
         self.endResetModel()
 
     def _page(self, page: int) -> list[Optional[FileRecord]]:
@@ -152,12 +154,12 @@ class FileTableModel(QAbstractTableModel):
     # ------------------------------------------------------------------ sorting
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
-        if self.listing is None or self.listing.sort == self.sort_spec or len(self._ids) > SYNC_SORT_ROWS:
+        if self.listing is None or self._ids_sort == self.sort_spec or len(self._ids) > SYNC_SORT_ROWS:
             return  # a large listing: the controller reloads it in this order
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
         ids = [self._ids[i.row()] if 0 <= i.row() < len(self._ids) else None for i in persistent]
-        self._ids = self.listing.reorder(self.sort_spec).ids
+        self._ids, self._ids_sort = self.listing.reorder(self.sort_spec).ids, self.sort_spec
         self._pages.clear()
         self._display = {}
         self.changePersistentIndexList(
