@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sqlite3
 import sys
@@ -23,7 +24,8 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# SPAR_TREE: the source tree whose schema the index gets (app_at_scale.py's "before" tree).
+sys.path.insert(0, os.environ.get("SPAR_TREE", str(Path(__file__).resolve().parents[1])))
 
 FILES_PER_FOLDER = 10
 FORMATS = ("pdf", "docx", "xlsx", "md", "txt", "pptx", "msg", "csv")
