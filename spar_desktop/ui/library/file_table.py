@@ -23,14 +23,15 @@ from spar_desktop.core.library.models import FileStatus
 from spar_desktop.ui.base.child_docs import document_title
 from spar_desktop.ui.library.ops import FileListing, FileRecord
 
-PAGE = 200  # rows read at once
-KEPT_PAGES = 64  # pages kept in memory (12,800 rows)
+PAGE = 100  # rows read at once: ~2.5 ms of CPU at 1M (200: ~3.5 ms)
+KEPT_PAGES = 128  # pages kept in memory (12,800 rows)
 SYNC_SORT_ROWS = 5000  # at most this many rows are re-sorted on the spot (SQL, a few ms)
 Index = QModelIndex | QPersistentModelIndex
 FileIdRole = int(Qt.ItemDataRole.UserRole) + 1
 DISPLAY, DECORATION, TOOLTIP = int(Qt.ItemDataRole.DisplayRole), int(Qt.ItemDataRole.DecorationRole), int(Qt.ItemDataRole.ToolTipRole)
 ALIGN, FOREGROUND = int(Qt.ItemDataRole.TextAlignmentRole), int(Qt.ItemDataRole.ForegroundRole)
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+RECORD_ROLES = frozenset({DECORATION, FOREGROUND, TOOLTIP, FileIdRole})
 
 
 def human_size(n: int) -> str:
@@ -92,6 +93,7 @@ class FileTableModel(QAbstractTableModel):
         self._ids_sort: tuple[int, bool] = (0, False)  # the order _ids are in
         self._pages: OrderedDict[int, list[Optional[FileRecord]]] = OrderedDict()
         self._display: dict[int, tuple[str, ...]] = {}  # row → formatted cells, for the kept pages
+        self._rows: dict[int, FileRecord] = {}  # row → record of the kept pages (data()'s fast path)
         self._sort_column = 0
         self._sort_order = Qt.SortOrder.AscendingOrder
         self.total = 0
@@ -119,7 +121,7 @@ class FileTableModel(QAbstractTableModel):
         if listing.sort != self.sort_spec and len(self._ids) <= SYNC_SORT_ROWS:
             self._ids, self._ids_sort = listing.reorder(self.sort_spec).ids, self.sort_spec  # the header changed while it loaded
         self._pages.clear()
-        self._display = {}
+        self._display, self._rows = {}, {}
         self.total = len(self._ids)
         self.page_reads = 0
         self.endResetModel()
@@ -133,10 +135,12 @@ class FileTableModel(QAbstractTableModel):
         found = {r.id: r for r in self.listing.read(ids)} if self.listing is not None and len(ids) else {}
         self.page_reads += 1
         rows = self._pages[page] = [found.get(i) for i in ids]  # None: deleted since the listing
+        self._rows.update((page * PAGE + k, r) for k, r in enumerate(rows) if r is not None)
         if len(self._pages) > KEPT_PAGES:
             old, _ = self._pages.popitem(last=False)
             for row in range(old * PAGE, (old + 1) * PAGE):
                 self._display.pop(row, None)
+                self._rows.pop(row, None)
         return rows
 
     def record(self, row: int) -> Optional[FileRecord]:
@@ -161,7 +165,7 @@ class FileTableModel(QAbstractTableModel):
         ids = [self._ids[i.row()] if 0 <= i.row() < len(self._ids) else None for i in persistent]
         self._ids, self._ids_sort = self.listing.reorder(self.sort_spec).ids, self.sort_spec
         self._pages.clear()
-        self._display = {}
+        self._display, self._rows = {}, {}
         self.changePersistentIndexList(
             persistent, [self.index(self.row_of(fid), i.column()) if fid is not None and self.row_of(fid) >= 0
                          else QModelIndex() for fid, i in zip(ids, persistent, strict=True)])
@@ -199,7 +203,9 @@ class FileTableModel(QAbstractTableModel):
             return cached[col]
         if role == ALIGN:
             return RIGHT if COLUMNS[col][2] else None
-        r = self.record(row)
+        if role not in RECORD_ROLES:
+            return None  # the font, background, size... roles Qt asks of every cell
+        r = self._rows.get(row) or self.record(row)
         if r is None:
             return None
         if role == DECORATION:
