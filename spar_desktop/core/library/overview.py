@@ -170,7 +170,7 @@ class ScanSummary:
 @dataclass(frozen=True)
 class LibraryState:
     summary: LibrarySummary
-    tags: TagSnapshot
+    tags: Optional[TagSnapshot]  # None: loaded by a task of its own (load_everything(with_tags=False))
     files: FileListing  # ids in order, rows read by the page (file_pages.py)
     issues: Issues
 
@@ -257,16 +257,18 @@ def load_summary(library: Library) -> LibrarySummary:
 
 
 def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, False),
-                    cancel: Optional[CancelToken] = None) -> LibraryState:
-    """Summary, tags, files and issues one after another: run side by side on an app's workers they
-    only contend for the GIL (measured: 150 ms UI stalls with four Python-heavy workers, none with one)."""
+                    cancel: Optional[CancelToken] = None, with_tags: bool = True) -> LibraryState:
+    """Summary, files, issues and (``with_tags``) tags one after another: run side by side on an
+    app's workers they only contend for the GIL (measured: 150 ms UI stalls with four Python-heavy
+    workers, none with one). Without tags (``tags`` None) the app shows the rest first and loads the
+    tag tree next: at 1M files its 120k tags take several times what the rest does."""
     summary = load_summary(library)
-    check(cancel)
-    tags = load_tags(library)
     check(cancel)
     files = listing(library, flt, sort, cancel)
     check(cancel)
-    return LibraryState(summary, tags, files, load_issues(library))
+    issues = load_issues(library)
+    check(cancel)
+    return LibraryState(summary, load_tags(library) if with_tags else None, files, issues)
 
 
 def readable_files(library: Library, fmt: str, min_pages: int = 0, limit: Optional[int] = None) -> list[tuple[int, str]]:

@@ -114,10 +114,10 @@ class LibraryController(QObject):
 
         def loaded(state: ops.LibraryState) -> None:
             self._summary_loaded(state.summary)
-            self.tags_loaded.emit(state.tags)
             if state.files.flt == self.file_filter() and not self.runner.is_running("files"):
                 self.files_loaded.emit(state.files, description)  # else a newer filter's load is on its way
             self.issues_loaded.emit(state.issues)
+            self.reload_tags()  # after the table shows: at 1M files the tags take longest
 
         self.runner.run(partial(ops.load_everything, self.library, flt, self.sort), title="Refreshing the library",
                         key="refresh", visible=False, on_success=loaded, on_failure=self._failed)

@@ -40,7 +40,7 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
 
 def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool],
                     progress: ProgressCallback, cancel: CancelToken) -> LibraryState:
-    return overview.load_everything(library, flt, sort, cancel)
+    return overview.load_everything(library, flt, sort, cancel, with_tags=False)  # the controller loads tags next
 
 
 def apply_tag(library: Library, file_ids: tuple[int, ...], tag_id: Optional[int], new_label: Optional[str],
