@@ -71,3 +71,37 @@ def test_a_page_reads_its_records_in_the_listings_order(library):
     assert listing.total == len(reference) == 13  # 16 files, 3 missing
     assert listing.read(listing.order.ids[4:9]) == list(reference[4:9])  # whole FileRecords, equal
     assert list(listing.reorder((0, False)).ids) == [r.id for r in overview.load_files(library, FileFilter()).records]
+
+
+def test_the_same_orders_on_postgres(tmp_path):
+    """The team set-up: the SQL sort keys (strpos for instr, explicit NULLS FIRST/LAST) and the tag
+    counts on a real PostgreSQL server."""
+    from spar_desktop.core.library.database import make_engine
+    from tests.support.servers import postgres_server
+
+    share = tmp_path / "share"
+    for i, name in enumerate(NAMES):
+        folder = share / ("Finance/2023" if i % 3 == 0 else "HR" if i % 3 == 1 else "")
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text("x" * (i % 3))
+    try:
+        server = postgres_server()
+        url = server.__enter__()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    try:
+        lib = Library(make_engine(url), None)
+        Scanner(lib).scan([str(share)])
+        with lib.session() as s:
+            s.execute(update(File).where(File.name == "notes.txt").values(modified_at=None, status=FileStatus.ERROR))
+        for column in range(10):
+            for descending in (False, True):
+                expected = [r.id for r in overview.load_files(lib, FileFilter(), (column, descending)).records]
+                with lib.session() as s:
+                    assert list(file_pages.file_order(s, FileFilter(), (column, descending)).ids) == expected, column
+        with lib.session() as s:  # the tag tree's counts (driver cursor, GROUP BY) there too
+            counts = {t.key: t.file_count for t in tag_infos(s).values()}
+        assert (counts["Finance"], counts["Finance/2023"], counts["HR"]) == (3, 3, 3)
+        lib.close()
+    finally:
+        server.__exit__(None, None, None)
