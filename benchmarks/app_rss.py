@@ -8,6 +8,8 @@ would, selects the workspace and runs searches with the real encoder. Prints JSO
 process's RSS (current and peak) and its child processes' (the Chroma helper, the scan worker), at each step.
 Goal: app ≤ 1 GB with a 50k-chunk workspace open.
 Usage: QT_QPA_PLATFORM=offscreen python benchmarks/app_rss.py [--chunks 50000]
+With ``--index-files N``: the window's time and RSS over an index of N files written by SQL
+(benchmarks/app_at_scale.py, before/after trees side by side).
 """
 
 from __future__ import annotations
@@ -168,6 +170,11 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+if __name__ == "__main__" and "--index-files" in sys.argv:
+    _i = sys.argv.index("--index-files")
+    subprocess_args = [sys.executable, str(Path(__file__).with_name("app_at_scale.py")), "--files", sys.argv[_i + 1],
+                       *sys.argv[1:_i], *sys.argv[_i + 2:]]
+    raise SystemExit(__import__("subprocess").call(subprocess_args))
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "--measure":
         queries = int(sys.argv[sys.argv.index("--queries") + 1]) if "--queries" in sys.argv else 20

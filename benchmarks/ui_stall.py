@@ -16,6 +16,9 @@ first ticks for ``--idle-s`` seconds with nothing running (the machine's own flo
 the same run), and each tick records whether the host stole CPU during it (Linux /proc/stat).
 Every phase reports all ticks and the steal-free ticks; the verdict uses the steal-free ones
 where the kernel reports steal, and all ticks elsewhere.
+
+With ``--index-files N`` it measures the app over an index of N files written by SQL instead (scrolling
+the file table, sorting it, expanding tags; before/after trees side by side): benchmarks/app_at_scale.py.
 """
 
 from __future__ import annotations
@@ -267,5 +270,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0 if ok else 1
 
 
+if __name__ == "__main__" and "--index-files" in sys.argv:
+    _i = sys.argv.index("--index-files")
+    subprocess_args = [sys.executable, str(Path(__file__).with_name("app_at_scale.py")), "--files", sys.argv[_i + 1],
+                       *sys.argv[1:_i], *sys.argv[_i + 2:]]
+    raise SystemExit(__import__("subprocess").call(subprocess_args))
 if __name__ == "__main__":
     sys.exit(main())

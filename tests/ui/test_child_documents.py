@@ -137,8 +137,7 @@ def test_members_are_rows_named_by_member_and_filed_in_the_containers_folder(qtb
     from spar_desktop.core.library.queries import FileFilter
 
     model = FileTableModel()
-    rows = run_op(load_files, library, FileFilter())
-    model.set_records(rows.records, rows.total, rows.sorted_by)
+    model.set_listing(run_op(load_files, library, FileFilter()))
     by_path = {model.record(r).rel_path: r for r in range(model.rowCount())}
     row = by_path[f"{ZIP}!/2019/audit.pdf"]
     cell = lambda r, c: model.data(model.index(r, c))  # noqa: E731

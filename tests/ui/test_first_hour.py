@@ -206,7 +206,11 @@ def test_issues_are_grouped_by_kind_with_real_errors_first_and_formats_as_a_summ
     assert archive_line.childCount() == 0
     formats.setExpanded(True)
     archive_line.setExpanded(True)
-    assert archive_line.childCount() == 2053 and archive_line.child(0).text(1) == "/share/Backups/dump-0000.gz"
+    # A page at a time: 200 files and a "Show more" line, which lists the next page.
+    assert archive_line.childCount() == 201 and archive_line.child(0).text(1) == "/share/Backups/dump-0000.gz"
+    assert archive_line.child(200).text(0) == "Show 200 more of 1,853…"
+    tree.itemDoubleClicked.emit(archive_line.child(200), 0)
+    assert archive_line.childCount() == 401 and archive_line.child(200).text(1) == "/share/Backups/dump-0200.gz"
     with qtbot.waitSignal(panel.file_activated) as activated:
         tree.itemDoubleClicked.emit(errors_item.child(0), 0)
     assert activated.args == [0]

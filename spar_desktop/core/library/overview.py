@@ -19,6 +19,8 @@ from sqlalchemy import func, select
 from spar_desktop.core.changes import NOTHING, Changes
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.file_pages import FileListing, listing
+from spar_desktop.core.library.issue_pages import ISSUE_PAGE, SCAN, issue_counts, issue_rows
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, ScanIssue, Tag
 from spar_desktop.core.library.paths import os_path
 from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_file, count_files, list_files
@@ -33,6 +35,7 @@ MAX_LISTED_FILES = 200_000
 PROBLEM_STATUSES = tuple(s for s in FileStatus.ALL if s != FileStatus.OK)
 SERIOUS_STATUSES = (FileStatus.ERROR, FileStatus.ENCRYPTED, FileStatus.MISSING)
 MINOR_STATUSES = tuple(s for s in PROBLEM_STATUSES if s not in SERIOUS_STATUSES)
+SHOWN_FIRST = (SCAN, *SERIOUS_STATUSES)  # the Issues kinds listed expanded (real errors)
 
 # Sort keys of a file listing, by column: name, folder, format, size, modified, title, author,
 # pages, status, error (the app's file table shows these columns in this order). Names sort
@@ -89,8 +92,15 @@ class IssueRow:
 
 @dataclass(frozen=True)
 class Issues:
+    """The Issues list by the page: ``rows`` are the first page of each kind shown expanded;
+    ``more(kind, reason, offset, limit)`` reads any kind's (one reason's) further rows.
+    Without ``more`` (a list made by hand) the rows are all there is."""
+
     rows: tuple[IssueRow, ...]
     total: int
+    counts: Optional[Mapping[str, int]] = None  # entries per kind, all of them (None: the rows')
+    reasons: tuple[tuple[str, int], ...] = ()  # unsupported files per reason, largest first
+    more: Optional[Callable[[str, Optional[str], int, int], tuple[IssueRow, ...]]] = None
 
 
 @dataclass(frozen=True)
@@ -160,8 +170,8 @@ class ScanSummary:
 @dataclass(frozen=True)
 class LibraryState:
     summary: LibrarySummary
-    tags: TagSnapshot
-    files: FileRows
+    tags: Optional[TagSnapshot]  # None: loaded by a task of its own (load_everything(with_tags=False))
+    files: FileListing  # ids in order, rows read by the page (file_pages.py)
     issues: Issues
 
 
@@ -222,19 +232,18 @@ def scan_issues(session: Any, limit: Optional[int] = None) -> list[tuple[str, st
     return [(p, m) for p, m in session.execute(query.limit(limit) if limit is not None else query)]
 
 
-def load_issues(library: Library, limit: int = 5000) -> Issues:
+def load_issues(library: Library, limit: int = ISSUE_PAGE) -> Issues:
+    """Counts of every kind, and the first ``limit`` rows of the real errors (shown expanded),
+    by path; the other rows are read when asked for (issue_pages.py)."""
     with library.session() as s:
-        # Real errors first, so that a share with thousands of unsupported files (archives,
-        # media) cannot push them past the limit of what is listed.
-        files = list_files(s, FileFilter(statuses=SERIOUS_STATUSES, include_missing=True), limit=limit)
-        if len(files) < limit:
-            files += list_files(s, FileFilter(statuses=MINOR_STATUSES), limit=limit - len(files))
-        total = count_files(s, FileFilter(statuses=PROBLEM_STATUSES, include_missing=True))
-        scan = scan_issues(s, limit)
-        total += s.scalar(select(func.count(ScanIssue.id))) or 0
-    rows = [IssueRow("scan", p, m, None) for p, m in scan]
-    rows += [IssueRow(f.status, f.path, f.error or f.status, f.id) for f in files]
-    return Issues(tuple(rows), total)
+        counts, reasons = issue_counts(s)
+        rows = [r for kind in SHOWN_FIRST if counts.get(kind) for r in issue_rows(s, kind, None, 0, limit)]
+
+    def more(kind: str, reason: Optional[str], offset: int, n: int) -> tuple[IssueRow, ...]:
+        with library.session() as s:
+            return tuple(IssueRow(*r) for r in issue_rows(s, kind, reason, offset, n))
+
+    return Issues(tuple(IssueRow(*r) for r in rows), sum(counts.values()), MappingProxyType(counts), reasons, more)
 
 
 def load_summary(library: Library) -> LibrarySummary:
@@ -248,16 +257,18 @@ def load_summary(library: Library) -> LibrarySummary:
 
 
 def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, False),
-                    cancel: Optional[CancelToken] = None) -> LibraryState:
-    """Summary, tags, files and issues one after another: run side by side on an app's workers they
-    only contend for the GIL (measured: 150 ms UI stalls with four Python-heavy workers, none with one)."""
+                    cancel: Optional[CancelToken] = None, with_tags: bool = True) -> LibraryState:
+    """Summary, files, issues and (``with_tags``) tags one after another: run side by side on an
+    app's workers they only contend for the GIL (measured: 150 ms UI stalls with four Python-heavy
+    workers, none with one). Without tags (``tags`` None) the app shows the rest first and loads the
+    tag tree next: at 1M files its 120k tags take several times what the rest does."""
     summary = load_summary(library)
     check(cancel)
-    tags = load_tags(library)
+    files = listing(library, flt, sort, cancel)
     check(cancel)
-    files = load_files(library, flt, sort, cancel=cancel)
+    issues = load_issues(library)
     check(cancel)
-    return LibraryState(summary, tags, files, load_issues(library))
+    return LibraryState(summary, load_tags(library) if with_tags else None, files, issues)
 
 
 def readable_files(library: Library, fmt: str, min_pages: int = 0, limit: Optional[int] = None) -> list[tuple[int, str]]:

@@ -18,6 +18,8 @@ from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.bulk import insert_rows
 from spar_desktop.core.library.models import FileTag, Tag, TagEdge, TagSource, utcnow
+from spar_desktop.core.library.raw_rows import driver_rows
+from spar_desktop.core.library.tag_counts import file_counts
 
 
 class TagError(ValueError):
@@ -208,42 +210,16 @@ def tag_infos(session: Session) -> dict[int, TagInfo]:
     """Every tag with its parents, children and the number of files under it (DAG-expanded)."""
     parents: dict[int, list[int]] = defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
-    for p, c in session.execute(select(TagEdge.parent_id, TagEdge.child_id)):
+    for p, c in driver_rows(session, select(TagEdge.parent_id, TagEdge.child_id)):  # 100k+ at a 1M-file share
         parents[c].append(p)
         children[p].append(c)
-    direct: dict[int, set[int]] = defaultdict(set)
+    tags = driver_rows(session, select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description))
     # Confirmed assignments only: a suggestion nobody accepted yet is not the file's tag.
-    for tag_id, file_id in session.execute(select(FileTag.tag_id, FileTag.file_id).where(FileTag.confirmed.is_(True))):
-        direct[tag_id].add(file_id)
-    tags = list(session.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)))
-    under: dict[int, set[int]] = {}
-
-    def files_under(root: int) -> set[int]:
-        """Files of a tag and all its descendants; iterative (deep taxonomies must not hit the
-        recursion limit) and memoised; a defensive 'on stack' set stops any cycle."""
-        stack: list[tuple[int, bool]] = [(root, False)]
-        on_stack: set[int] = set()
-        while stack:
-            tag_id, expanded = stack.pop()
-            if tag_id in under:
-                continue
-            kids = [c for c in children.get(tag_id, ()) if c not in on_stack]
-            if expanded:
-                acc = set(direct.get(tag_id, ()))
-                for c in kids:
-                    acc |= under.get(c, set())
-                under[tag_id] = acc
-                on_stack.discard(tag_id)
-                continue
-            on_stack.add(tag_id)
-            stack.append((tag_id, True))
-            stack.extend((c, False) for c in kids if c not in under)
-        return under[root]
-
+    counts = file_counts(session, [t[0] for t in tags], children)
     return {
-        t.id: TagInfo(t.id, t.key, t.value, t.source, t.description, tuple(parents.get(t.id, ())),
-                      tuple(sorted(children.get(t.id, ()))), len(files_under(t.id)))
-        for t in tags
+        i: TagInfo(i, key, value, source, description, tuple(parents.get(i, ())),
+                   tuple(sorted(children.get(i, ()))), counts.get(i, 0))
+        for i, key, value, source, description in tags
     }
 
 

@@ -36,7 +36,7 @@ USER_SCAN = Changes(files=True)  # roots, statuses and issues; new files also br
 
 class LibraryController(QObject):
     tags_loaded = Signal(object)  # TagSnapshot
-    files_loaded = Signal(object, str)  # FileRows, filter description
+    files_loaded = Signal(object, str)  # FileListing, filter description
     issues_loaded = Signal(object)  # Issues
     summary_loaded = Signal(object)  # LibrarySummary
     scan_finished = Signal(object)  # ScanSummary
@@ -59,7 +59,7 @@ class LibraryController(QObject):
         self.formats: tuple[str, ...] = ()
         self.file_ids: Optional[frozenset[int]] = None
         self.narrow_description = ""
-        self.sort: tuple[int, bool] = (0, False)  # the table's (column, descending): loads pre-sort
+        self._sort: tuple[int, bool] = (0, False)  # the table's (column, descending): the listing's SQL order
         self.summary: Optional[ops.LibrarySummary] = None
         self.watcher: Optional[FolderWatcher] = None
         if watch:
@@ -91,6 +91,17 @@ class LibraryController(QObject):
         if changes.tags:
             self.tags_changed.emit()
 
+    @property
+    def sort(self) -> tuple[int, bool]:
+        return self._sort
+
+    @sort.setter
+    def sort(self, value: tuple[int, bool]) -> None:
+        """The header's sort indicator: a new order is a new listing (SQL sorts it on a worker)."""
+        changed, self._sort = tuple(value) != self._sort, tuple(value)
+        if changed and self.summary is not None:
+            self.reload_files()
+
     def _auto_tagging(self) -> bool:
         if self.auto_tagging is not None:
             return self.auto_tagging
@@ -103,10 +114,10 @@ class LibraryController(QObject):
 
         def loaded(state: ops.LibraryState) -> None:
             self._summary_loaded(state.summary)
-            self.tags_loaded.emit(state.tags)
             if state.files.flt == self.file_filter() and not self.runner.is_running("files"):
                 self.files_loaded.emit(state.files, description)  # else a newer filter's load is on its way
             self.issues_loaded.emit(state.issues)
+            self.reload_tags()  # after the table shows: at 1M files the tags take longest
 
         self.runner.run(partial(ops.load_everything, self.library, flt, self.sort), title="Refreshing the library",
                         key="refresh", visible=False, on_success=loaded, on_failure=self._failed)

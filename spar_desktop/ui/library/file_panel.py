@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.ui.library.file_table import COLUMNS, KNOWN_FORMATS, FileTableModel, format_label
-from spar_desktop.ui.library.ops import FileRecord, FileRows
+from spar_desktop.ui.library.ops import FileListing, FileRecord
 
 FORMAT_COLUMN = next(i for i, c in enumerate(COLUMNS) if c[0] == "Format")
 
@@ -136,14 +136,10 @@ class FilePanel(QWidget):
         layout.addWidget(self.stack)
 
     # ------------------------------------------------------------------ state
-    def set_rows(self, rows: FileRows, description: str = "") -> None:
+    def set_rows(self, rows: FileListing, description: str = "") -> None:
         selected = {r.id for r in self.selected_records()}
-        self.model.set_records(rows.records, rows.total, rows.sorted_by)
-        shown = len(rows.records)
-        count = f"{rows.total:,} file{'s' if rows.total != 1 else ''}"
-        if shown < rows.total:
-            count += f" (showing {shown:,})"
-        self.count_label.setText(count)
+        self.model.set_listing(rows)
+        self.count_label.setText(f"{rows.total:,} file{'s' if rows.total != 1 else ''}")
         self.filter_label.setText(f"  ·  {description}" if description else "")
         self.filter_label.setToolTip(description)
         self.clear_button.setVisible(bool(description))

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from spar_desktop.core.library import overview, tag_edits
+from spar_desktop.core.library import file_pages, overview, tag_edits
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.file_pages import FileListing  # noqa: F401
+from spar_desktop.core.library.issue_pages import ISSUE_PAGE  # noqa: F401
 from spar_desktop.core.library.overview import (  # noqa: F401  (the values the widgets show)
     FILE_SORT_KEYS as SORT_KEYS, MAX_LISTED_FILES as MAX_TABLE_ROWS, FileDetails, FileRows, IssueRow, Issues,
     LibraryState, LibrarySummary, ScanSummary, TagSnapshot,
@@ -27,8 +29,9 @@ def load_tags(library: Library, progress: ProgressCallback, cancel: CancelToken)
 
 
 def load_files(library: Library, flt: FileFilter, progress: ProgressCallback, cancel: CancelToken,
-               sort: tuple[int, bool] = (0, False), limit: int = MAX_TABLE_ROWS) -> FileRows:
-    return overview.load_files(library, flt, sort, limit, cancel)
+               sort: tuple[int, bool] = (0, False)) -> FileListing:
+    """The table's listing: ids in order from SQL; its rows are read by the page as they show."""
+    return file_pages.listing(library, flt, sort, cancel)
 
 
 def load_details(library: Library, file_id: int, progress: ProgressCallback, cancel: CancelToken) -> Optional[FileDetails]:
@@ -37,7 +40,7 @@ def load_details(library: Library, file_id: int, progress: ProgressCallback, can
 
 def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool],
                     progress: ProgressCallback, cancel: CancelToken) -> LibraryState:
-    return overview.load_everything(library, flt, sort, cancel)
+    return overview.load_everything(library, flt, sort, cancel, with_tags=False)  # the controller loads tags next
 
 
 def apply_tag(library: Library, file_ids: tuple[int, ...], tag_id: Optional[int], new_label: Optional[str],

@@ -38,6 +38,7 @@ GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
 GROUP_OF_SOURCE = {src: gid for gid, _, sources in GROUPS for src in sources}
 
 Index = QModelIndex | QPersistentModelIndex
+_ENABLED_SELECTABLE = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
 
 
 class _Node:
@@ -212,7 +213,14 @@ class TagTreeModel(QAbstractItemModel):
             return bool(self._groups)
         if parent.column() > 0:
             return False
-        return bool(self._child_ids(parent.internalPointer()))
+        node: _Node = parent.internalPointer()
+        # Asked of every row the view lays out: never sort the children to answer it (at 1M files
+        # that made expanding a folder with 200 subfolders stall the window for 300 ms).
+        if node.children is not None:
+            return bool(node.children)
+        if node.tag_id is not None:
+            return bool(self.infos[node.tag_id].child_ids)
+        return bool(self._child_ids(node))
 
     def canFetchMore(self, parent: Index) -> bool:
         return parent.isValid() and parent.internalPointer().children is None and self.hasChildren(parent)
@@ -304,7 +312,7 @@ class TagTreeModel(QAbstractItemModel):
     def flags(self, index: Index) -> Qt.ItemFlag:
         if not index.isValid():
             return Qt.ItemFlag.NoItemFlags
-        return Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        return _ENABLED_SELECTABLE  # asked of every laid-out row: no enum arithmetic per call
 
 
 class TagFilterProxy(QSortFilterProxyModel):

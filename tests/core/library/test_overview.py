@@ -68,8 +68,12 @@ def test_real_errors_are_loaded_first_when_the_issue_list_is_capped(library, sha
     (share / "zz-broken.pdf").write_bytes(b"%PDF-1.4 not really")
     Scanner(library).scan([str(share)])
     issues = overview.load_issues(library, limit=10)
-    assert issues.total == 31 and len(issues.rows) == 10
-    assert issues.rows[0].path.endswith("zz-broken.pdf")
+    assert issues.total == 31 and dict(issues.counts) == {"unsupported": 30, "error": 1}
+    assert [r.path for r in issues.rows] == [str(share / "zz-broken.pdf")]  # the real error, listed at once
+    (reason, n), = issues.reasons
+    assert n == 30 and issues.more is not None
+    page = issues.more("unsupported", reason, 10, 10)  # the rest a page at a time, by path
+    assert [r.path for r in page] == [str(share / f"a{i:02d}.gz") for i in range(10, 20)]
 
 
 def test_readable_files_of_a_format_by_path(library, share, indexed):
