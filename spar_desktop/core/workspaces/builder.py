@@ -22,7 +22,7 @@ from spar_desktop.core.embedding.pipeline import embed_documents
 from spar_desktop.core.library.models import File, utcnow
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.alpha import load_default_model
-from spar_desktop.core.retrieval.collection_sync import sync_collection
+from spar_desktop.core.retrieval.collection_sync import open_store_in_background, sync_collection
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
 from spar_desktop.core.workspaces.build_lock import build_running
@@ -151,6 +151,8 @@ class _Build:
 
     def _embed_and_index(self, admitted: list, held: list, plan: ReadPlan, config: Any) -> _Indexed:
         errors: dict[str, str] = {}
+        if not self.reopen_store:
+            open_store_in_background(self.eng)  # Chroma's import and start-up overlap the encoding
         docs = embed_documents(plan.items, config, self.eng.encoder, self.eng.cache, self.progress, self.cancel,
                                on_error=lambda h, exc: errors.__setitem__(h, str(exc)))
         docs = contextual_overlay(self.eng.cache, docs, self.lib.settings, self.chunking, config)  # enhanced ones swap in
