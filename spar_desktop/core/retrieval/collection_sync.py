@@ -29,7 +29,8 @@ def open_store_in_background(engine: Any) -> threading.Thread:
         except Exception as exc:  # noqa: BLE001 - the builder's own open reports it
             log.debug("opening the vector store early failed: %s", exc)
 
-    thread = threading.Thread(target=run, name="spar-open-store", daemon=True)
+    # Not a daemon: a build cancelled early lets the open finish rather than kill it mid-import at exit.
+    thread = threading.Thread(target=run, name="spar-open-store")
     thread.start()
     return thread
 
