@@ -7,11 +7,32 @@ searcher with its dense side in Chroma. Constructors never write to a store.
 
 from __future__ import annotations
 
-from typing import Optional
+import logging
+import threading
+from typing import Any, Optional
 
 from spar_desktop.core.progress import CancelToken
 from spar_desktop.core.retrieval.searcher import ORIGINAL_TAG, TAG_FIELD, VERSION_FIELD, HybridSearcher
 from spar_desktop.core.retrieval.vector_store import ChromaCollection
+
+log = logging.getLogger(__name__)
+
+
+def open_store_in_background(engine: Any) -> threading.Thread:
+    """Open the engine's vector store (importing chromadb, starting its client: seconds on a
+    cold process) on a thread while the build embeds, instead of after it. ``engine.chroma`` is
+    behind the engine's lock, so the builder's own first use waits for this open and a failure
+    here is simply met again, and reported, there."""
+    def run() -> None:
+        try:
+            engine.chroma
+        except Exception as exc:  # noqa: BLE001 - the builder's own open reports it
+            log.debug("opening the vector store early failed: %s", exc)
+
+    # Not a daemon: a build cancelled early lets the open finish rather than kill it mid-import at exit.
+    thread = threading.Thread(target=run, name="spar-open-store")
+    thread.start()
+    return thread
 
 
 def sync_collection(searcher: HybridSearcher, collection: ChromaCollection, *,

@@ -21,7 +21,7 @@ from spar_desktop.core.embedding.pipeline import embed_documents
 from spar_desktop.core.library.models import File, utcnow
 from spar_desktop.core.progress import CancelToken, Cancelled, Progress, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.alpha import load_default_model
-from spar_desktop.core.retrieval.collection_sync import sync_collection
+from spar_desktop.core.retrieval.collection_sync import open_store_in_background, sync_collection
 from spar_desktop.core.retrieval.searcher import HybridSearcher
 from spar_desktop.core.retrieval.vector_store import ChromaCollection, ModelMismatchError, delete_collection
 from spar_desktop.core.workspaces.build_lock import build_running
@@ -160,6 +160,8 @@ class _Build:
     def _embed_and_index(self, admitted: list, held: list, plan: ReadPlan, config: Any,
                          ranked_ids: Optional[list[int]]) -> _Indexed:
         errors: dict[str, str] = {}
+        if not self.reopen_store:
+            open_store_in_background(self.eng)  # Chroma's import and start-up overlap the encoding
 
         def on_error(h: str, exc: Exception) -> None:
             errors[h] = str(exc)

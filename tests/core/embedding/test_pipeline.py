@@ -118,3 +118,34 @@ def test_an_edited_document_embeds_only_its_passages_whose_text_is_new(tmp_path,
         stored = cache.get(content_hash(edited), CONFIG.cache_key, encoder.model_id)
         np.testing.assert_array_equal(stored.vectors, new.vectors)
     np.testing.assert_allclose(new.vectors, encoder.encode([c.embed_text for c in new.children]), atol=1e-5)
+
+
+class FailingEncoder:
+    """The real encoder until its ``fail_on``-th encode call, which raises (a model error mid-build)."""
+
+    def __init__(self, inner, fail_on: int) -> None:
+        self.inner, self.fail_on, self.calls = inner, fail_on, 0
+        self.model_id, self.dim = inner.model_id, inner.dim
+
+    def encode(self, texts, **kw):
+        self.calls += 1
+        if self.calls == self.fail_on:
+            raise RuntimeError("encoder broke")
+        return self.inner.encode(texts, **kw)
+
+
+def test_an_encoder_failure_on_the_worker_reaches_the_caller_and_finished_documents_stay_cached(tmp_path, encoder):
+    texts = [f"Report {i}: the pump at site {i} was serviced and its seals replaced." for i in range(12)]
+    failing = FailingEncoder(encoder, fail_on=3)
+    with EmbeddingCache(tmp_path) as cache:
+        with pytest.raises(RuntimeError, match="encoder broke"):
+            embed_documents(CountingLoader().items(texts), CONFIG, failing, cache, commit_texts=2, flush_texts=4)
+        kept = [t for t in texts if cache.has(content_hash(t), CONFIG.cache_key, encoder.model_id)]
+        assert len(kept) >= 2  # the groups encoded before the failure were committed
+        assert len(kept) < len(texts)
+        # The next build resumes: it embeds only what the failed one had not committed.
+        before = encoder.texts_encoded
+        docs = embed_documents(CountingLoader().items(texts), CONFIG, encoder, cache)
+        assert len(docs) == len(texts)
+        assert encoder.texts_encoded - before == sum(len(docs[content_hash(t)].children) for t in texts
+                                                     if t not in kept)
