@@ -11,6 +11,7 @@ through Settings.embed_runtime), ``onnx-int8`` the quantised graph.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -19,7 +20,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
+from spar_desktop.core.embedding.cpu_class import cpu_class
+from spar_desktop.core.embedding.onnx_encoder import PROBE, OnnxBackend, OnnxUnavailable, graph_cache_dir
 from spar_desktop.core.embedding.safetensors_io import tensor_dtypes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
@@ -180,6 +182,7 @@ class Encoder:
         self.texts_encoded = 0  # running count; tests and stats use it to prove cache hits
         self.encode_calls = 0
         self._st_model: Any = None
+        self._int8_id: Optional[str] = None
 
     @property
     def runtime(self) -> str:
@@ -205,7 +208,18 @@ class Encoder:
         benchmarks/bundle_weights.py): a data dir used by a pip install and by the bundle never
         mixes their vectors."""
         base = f"{MODEL_NAME}@gt-{self._version}{self._weights_tag}"
-        return base + "+onnx-int8" if self.variant == "int8" else base
+        return base + self._int8_tag() if self.variant == "int8" else base
+
+    def _int8_tag(self) -> str:
+        """"+onnx-int8@<cpu class>-<fingerprint>": int8 kernels differ by instruction set
+        (cpu_class.py), and the graph comes from ONNX Runtime's quantiser, so the tag also carries
+        the first 6 hex digits of the SHA-256 of the probe text's vector as this machine's runtime
+        computes it (one thread: the same bits in every process here). Two machines, or one before
+        and after an ONNX Runtime upgrade, whose int8 vectors differ never share an id."""
+        if self._int8_id is None:
+            probe = np.asarray(self._backend.query(PROBE), dtype=np.float32)
+            self._int8_id = f"+onnx-int8@{cpu_class()}-{hashlib.sha256(probe.tobytes()).hexdigest()[:6]}"
+        return self._int8_id
 
     @property
     def dim(self) -> int:
