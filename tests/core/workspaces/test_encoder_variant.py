@@ -76,3 +76,34 @@ def test_switching_variant_or_cpu_refuses_then_rebuild_re_embeds(data):
     with pytest.raises(ModelChangedError, match="int8 encoder on a CPU of class avx512vnni"):
         mgr.build("ops")
     assert ChromaCollection(mgr.engine.chroma, name, int8.model_id, create=False).count() > 0  # kept
+
+
+def test_a_data_dir_built_with_fp32_still_searches_after_the_default_became_int8(tmp_path, monkeypatch):
+    """The upgrade: workspaces built by a version whose default was fp32 keep working, embedding
+    nothing again, because the data dir keeps the runtime its vectors were made with."""
+    monkeypatch.delenv("SPAR_EMBED_RUNTIME", raising=False)  # tests/conftest.py pins fp32
+    make_share(tmp_path / "share")
+    fp32 = get_encoder("cpu", runtime="onnx")
+    old = replace(load_settings(tmp_path / "data"), chroma_process=False)
+    assert old.embed_runtime == "onnx-int8"  # a new data dir: the default
+    lib = Library.open(old)
+    Scanner(lib).scan([str(tmp_path / "share")])
+    mgr = Workspaces(lib, Engine(old, fp32))  # what the fp32 version built
+    mgr.create("ops", tags=["Operations"])
+    mgr.build("ops")
+    mgr.engine.close()
+    lib.close()
+
+    settings = replace(load_settings(tmp_path / "data"), chroma_process=False)  # the upgraded app
+    assert (settings.embed_runtime, settings.embed_runtime_origin) == ("onnx", "data dir")
+    lib = Library.open(settings)
+    mgr = Workspaces(lib, Engine(settings))
+    try:
+        assert mgr.engine.encoder.model_id == fp32.model_id
+        before = fp32.texts_encoded
+        assert mgr.search("ops", "gearbox oil contamination").hits
+        mgr.build("ops")  # an update, not a refusal
+        assert fp32.texts_encoded == before  # nothing re-embedded
+    finally:
+        mgr.engine.close()
+        lib.close()
