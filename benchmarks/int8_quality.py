@@ -187,6 +187,32 @@ def throughput(texts: list[str], encoders: dict[str, Any], rounds: int) -> dict[
     return out
 
 
+def write_md(report: dict[str, Any], path: Path) -> None:
+    """The figures as markdown tables (the decision itself is written beside them by hand)."""
+    lines = ["| set (split) | docs / queries | method | fp32 nDCG@10 [95% CI] | int8 nDCG@10 [95% CI] | "
+             "int8 − fp32 [paired 95% CI] | queries changed | chunk cosine min / p1 / mean |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, r in report["sets"].items():
+        cos = r["vector_cosine"]
+        for method in METHODS:
+            res, d = r["results"][method], r["paired_int8_minus_fp32"][method]
+            cell = lambda v: f"{v['ndcg@10']:.4f} [{v['ci95'][0]:.3f}, {v['ci95'][1]:.3f}]"  # noqa: E731
+            lines.append(f"| {name} ({r['split']}) | {r['documents']:,} / {r['queries']} | {method} | "
+                         f"{cell(res['fp32'])} | {cell(res['int8'])} | {d['diff']:+.4f} "
+                         f"[{d['ci95'][0]:+.4f}, {d['ci95'][1]:+.4f}] | {d['queries_changed']} | "
+                         f"{cos['min']:.3f} / {cos['p1']:.3f} / {cos['mean']:.4f} |")
+    lines += ["", "| set | documents used | how chosen |", "|---|---|---|"]
+    for name, r in report["sets"].items():
+        lines.append(f"| {name} | {r['documents']:,} of {r['full_split']['documents']:,} "
+                     f"({r['queries']} of {r['full_split']['queries']} queries) | {r['subset']} |")
+    t = report.get("throughput")
+    if t:
+        lines += ["", f"Encode throughput ({t['texts']} child chunks, {t['rounds']} alternated rounds, "
+                  f"threads {t['threads']}): fp32 {t['fp32_chunks_per_s']} chunks/s, int8 "
+                  f"{t['int8_chunks_per_s']} chunks/s, int8/fp32 = {t['int8_over_fp32_speed']}x."]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--work", type=Path, required=True, help="one data dir per variant under it (reused)")
@@ -196,7 +222,11 @@ def main() -> int:
     ap.add_argument("--max-docs", default="", help="e.g. scifact=1000,nfcorpus=1200: subsets (CPU time)")
     ap.add_argument("--throughput-texts", type=int, default=384)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--md", type=Path, default=None, help="write the tables as markdown from --out")
     args = ap.parse_args()
+    if args.md:
+        write_md(json.loads(args.out.read_text(encoding="utf-8")), args.md)
+        return 0
     if args.seed_fp32_cache:
         seed_cache(args.seed_fp32_cache, args.work / "fp32")
     encoders = {v: encoder_for(v, args.work) for v in VARIANTS}

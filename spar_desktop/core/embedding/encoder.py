@@ -40,10 +40,9 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
 RUNTIMES = ("onnx", "onnx-int8", "torch")
-# fp32 stays the default: its vectors are sentence-transformers' (existing caches stay valid).
-# int8 cost no nDCG@10 on fixed subsets (SciFact train, 809 queries over 1,000 docs: 0.8071 ->
-# 0.8077; NFCorpus dev, 40 queries over 1,000 docs: 0.4080 -> 0.4149), but whole-corpus runs are
-# still to do, its kernels differ between CPUs, and switching re-embeds every cache.
+# Without a runtime (library callers, tests, benchmarks): fp32, the reference, whose vectors are
+# sentence-transformers'. The product's choice comes from Settings.embed_runtime (config.py: int8
+# for a new data dir, the data dir's own runtime otherwise).
 DEFAULT_RUNTIME = "onnx"
 TOKENIZE_SLICE = 2048  # texts tokenised between cancel checks
 
