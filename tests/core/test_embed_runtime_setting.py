@@ -53,3 +53,14 @@ def test_a_choice_wins_over_the_data_dir(tmp_path, monkeypatch):
     monkeypatch.delenv("SPAR_EMBED_RUNTIME")
     with pytest.raises(SettingsError, match="int4"):
         load_settings(tmp_path)
+
+
+def test_spar_status_says_which_encoder_and_why(tmp_path, capsys):
+    from spar_desktop.cli import main
+
+    fill_cache(tmp_path, "all-MiniLM-L6-v2@gt-0.1.0")
+    assert main(["--data-dir", str(tmp_path), "status", "--json"]) == 0
+    encoder = json.loads(capsys.readouterr().out)["encoder"]
+    assert (encoder["runtime"], encoder["origin"]) == ("onnx", "data dir")
+    assert main(["--data-dir", str(tmp_path), "status"]) == 0
+    assert "encoder:   fp32 (kept: this data dir's vectors were made with it)" in capsys.readouterr().out
