@@ -160,14 +160,17 @@ class Encoder:
             raise EncoderError(f"Embedding runtime must be one of {', '.join(RUNTIMES)}, not '{wanted}'")
         self.fallback_reason: Optional[str] = None
         self._backend: Any = None
-        if wanted != "torch":
+        # int8 that cannot be built or loaded falls back to fp32 ONNX (the model id follows what
+        # runs), and fp32 to sentence-transformers.
+        for variant in (("int8", "fp32") if wanted == "onnx-int8" else ("fp32",) if wanted == "onnx" else ()):
             try:
                 self._backend = OnnxBackend(Path(self._path), graph_cache_dir(Path(cache_dir) if cache_dir else None),
-                                            device=self.device, variant="int8" if wanted == "onnx-int8" else "fp32",
-                                            threads=threads)
+                                            device=self.device, variant=variant, threads=threads)
+                break
             except (OnnxUnavailable, OSError) as exc:
                 self.fallback_reason = str(exc)
-                log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
+                log.warning("ONNX %s encoder unavailable (%s); using %s", variant, exc,
+                            "fp32" if variant == "int8" else "sentence-transformers")
         if self._backend is None:
             self._backend = _TorchBackend(self._path, self.device)
             if threads:

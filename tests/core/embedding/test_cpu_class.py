@@ -54,3 +54,20 @@ def test_int8_model_id_names_cpu_class_and_kernel_fingerprint_the_same_in_every_
                            capture_output=True, text=True, check=True).stdout.strip()
     assert again == int8.model_id  # a cache filled yesterday by this machine is still this machine's
     assert "@" not in encoder.model_id.split("@", 1)[1]  # fp32 is the same on every CPU: no class
+
+
+def test_int8_that_cannot_be_built_runs_fp32_onnx_under_fp32_identity(monkeypatch, encoder):
+    """The default must never leave a user without search, nor label fp32 vectors int8."""
+    from spar_desktop.core.embedding import onnx_encoder
+
+    real = onnx_encoder.ensure_graph
+
+    def no_quantiser(model_dir, cache_dir, variant="fp32"):
+        if variant == "int8":
+            raise ImportError("onnxruntime.quantization is not in this bundle")
+        return real(model_dir, cache_dir, variant)
+
+    monkeypatch.setattr(onnx_encoder, "ensure_graph", no_quantiser)
+    fallback = Encoder("cpu", runtime="onnx-int8")
+    assert (fallback.runtime, fallback.variant) == ("onnx", "fp32") and "quantization" in fallback.fallback_reason
+    assert fallback.model_id == encoder.model_id
