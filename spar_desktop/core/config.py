@@ -38,8 +38,9 @@ DEFAULT_OLLAMA_MODEL = "llama3.2"
 
 WORKSPACE_UPDATE_MODES = ("auto", "ask", "never")
 EMBED_RUNTIMES = ("onnx", "onnx-int8", "torch")
-# The encoder of a data dir that has no vectors yet: int8 embeds ~1.7x faster than fp32 at the same
-# nDCG@10 on the four development sets (benchmarks/results/int8_quality.md).
+# The encoder of a data dir that has no vectors yet: int8, whose nDCG@10 is within noise of fp32's on
+# the four development sets (paired CIs) and which encodes faster (1.2x median in a contended run,
+# ~1.2-1.5x from quiet-machine figures; benchmarks/results/int8_quality.md).
 DEFAULT_EMBED_RUNTIME = "onnx-int8"
 RUNTIME_LABELS = {"onnx": "fp32", "onnx-int8": "int8", "torch": "fp32 (sentence-transformers)"}
 

@@ -159,8 +159,8 @@ class SettingsDialog(QDialog):
         for runtime in ("onnx-int8", "onnx") + (("torch",) if settings.embed_runtime == "torch" else ()):
             self.runtime.addItem(RUNTIME_LABELS[runtime], runtime)
         self.runtime.setCurrentIndex(max(0, self.runtime.findData(settings.embed_runtime or "onnx")))
-        self.runtime.setToolTip(f"Now: {runtime_note(settings)}. int8 embeds about 1.7x faster than fp32 at the "
-                                "same search quality; switching re-embeds each workspace at its next build.")
+        self.runtime.setToolTip(f"Now: {runtime_note(settings)}. int8 embeds faster than fp32 at the same "
+                                "search quality; switching re-embeds each workspace at its next build.")
         models = QGroupBox("Models")
         form = QFormLayout(models)
         form.addRow("Ollama host", self.ollama_host)
