@@ -7,6 +7,9 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.pop("OLLAMA_HOST", None)
 os.environ.pop("SPAR_DATA_DIR", None)
+# fp32 is the reference: results compared with references (and every subprocess) use it; the tests
+# of the int8 default and of a data dir keeping its runtime unset this.
+os.environ.setdefault("SPAR_EMBED_RUNTIME", "onnx")
 # The encoder's ONNX graph (built from the packaged weights, content-keyed) is kept once for the
 # whole suite and its subprocesses, instead of once per test data dir.
 os.environ.setdefault("SPAR_MODEL_CACHE", os.path.join(__import__("tempfile").gettempdir(), "spar-test-model-cache"))

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from spar_desktop.commands.common import open_library
+from spar_desktop.core.config import runtime_note
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,11 +26,14 @@ def run(args: argparse.Namespace) -> int:
     settings = library.settings
     stats["data_dir"] = str(settings.data_dir)
     stats["database"] = settings.resolved_database_url if settings.database_url is None else "(configured URL)"
+    stats["encoder"] = {"runtime": settings.embed_runtime, "origin": settings.embed_runtime_origin,
+                        "note": runtime_note(settings)}
     if args.json:
         print(json.dumps(stats, indent=1, default=str))
         return 0
     print(f"data dir:  {stats['data_dir']}")
     print(f"database:  {stats['database']}")
+    print(f"encoder:   {stats['encoder']['note']}")
     print(f"files:     {stats['files']} ({stats['total_bytes'] / 1e6:.1f} MB)")
     for status, n in sorted(stats["by_status"].items()):
         print(f"  {status:<12}{n}")

@@ -3,7 +3,7 @@
 Resolution order (later wins): built-in defaults < ``settings.json`` in the data dir <
 environment (``SPAR_DATA_DIR``, ``SPAR_DATABASE_URL``, ``SPAR_CHROMA_URL``, ``SPAR_CHROMA_PROCESS``,
 ``OLLAMA_HOST``, ``SPAR_AUTO_TAGGING``, ``SPAR_EMBED_RUNTIME``, ``SPAR_PRELOAD``) <
-explicit command-line flags.
+explicit command-line flags. An unset encoder runtime is the data dir's own (``data_dir_runtime``).
 
 ``load_settings`` is the one place that reads these variables; everything else gets a
 ``Settings`` (and its ``layout``, every path under the data dir: core/data_layout.py). Settings
@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import sqlite3
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -36,6 +37,12 @@ DEFAULT_OLLAMA_MODEL = "llama3.2"
 
 
 WORKSPACE_UPDATE_MODES = ("auto", "ask", "never")
+EMBED_RUNTIMES = ("onnx", "onnx-int8", "torch")
+# The encoder of a data dir that has no vectors yet: int8, whose nDCG@10 is within noise of fp32's on
+# the four development sets (paired CIs) and which encodes faster (1.2x median in a contended run,
+# ~1.2-1.5x from quiet-machine figures; benchmarks/results/int8_quality.md).
+DEFAULT_EMBED_RUNTIME = "onnx-int8"
+RUNTIME_LABELS = {"onnx": "fp32", "onnx-int8": "int8", "torch": "fp32 (sentence-transformers)"}
 
 
 class SettingsError(ValueError):
@@ -60,9 +67,14 @@ class Settings:
     # A property of the running program, not a preference: never written to settings.json.
     # None: the program's default (the app: a helper process; the CLI and scripts: in-process).
     chroma_process: Optional[bool] = field(default=None, metadata={"stored": False})
-    # Also properties of the running program: the encoder's runtime (onnx | onnx-int8 | torch;
-    # None: onnx) and whether the app loads the search engine in the background at start.
-    embed_runtime: Optional[str] = field(default=None, metadata={"stored": False})
+    # The encoder (onnx: fp32 | onnx-int8 | torch: fp32 through sentence-transformers). Stored
+    # once chosen; unset, load_settings gives the data dir the runtime its vectors were made with
+    # (a data dir embedded before int8 became the default keeps fp32 until the user switches),
+    # and a data dir with no vectors DEFAULT_EMBED_RUNTIME. None (Settings() itself): the
+    # encoder's reference, fp32. ``embed_runtime_origin`` says which of these applied.
+    embed_runtime: Optional[str] = None
+    embed_runtime_origin: str = field(default="default", metadata={"stored": False})
+    # A property of the running program: whether the app loads the search engine at start.
     preload: bool = field(default=True, metadata={"stored": False})
     ollama_host: str = DEFAULT_OLLAMA_HOST
     ollama_model: str = DEFAULT_OLLAMA_MODEL
@@ -134,6 +146,9 @@ class Settings:
         if self.workspace_updates not in WORKSPACE_UPDATE_MODES:
             raise SettingsError(f"Keeping workspaces up to date must be one of {', '.join(WORKSPACE_UPDATE_MODES)}, "
                                 f"not '{self.workspace_updates}'")
+        if self.embed_runtime is not None and self.embed_runtime not in EMBED_RUNTIMES:
+            raise SettingsError(f"Embedding runtime must be one of {', '.join(EMBED_RUNTIMES)}, "
+                                f"not '{self.embed_runtime}'")
         if self.embedding_device not in ("auto", "cpu", "cuda"):
             raise SettingsError(f"Embedding device must be auto, cpu or cuda, not '{self.embedding_device}'")
         if not 32 <= self.chunk_child_tokens <= 256:
@@ -196,13 +211,56 @@ def load_settings(data_dir: Optional[str | Path] = None, *, app: bool = False, p
                 values[key] = convert(env[var])
     if env.get("SPAR_CHROMA_PROCESS"):
         values["chroma_process"] = env_flag(env["SPAR_CHROMA_PROCESS"])
+    if values.get("embed_runtime"):
+        values["embed_runtime_origin"] = "settings"
     if env.get("SPAR_EMBED_RUNTIME", "").strip():
         values["embed_runtime"] = env["SPAR_EMBED_RUNTIME"].strip().lower()
+        values["embed_runtime_origin"] = "environment"
     if env.get("SPAR_PRELOAD"):
         values["preload"] = env["SPAR_PRELOAD"].strip() != "0"  # 0: nothing loads until it is needed
     values.update({k: v for k, v in overrides.items() if v is not None})
+    if overrides.get("embed_runtime"):
+        values["embed_runtime_origin"] = "option"
+    if not values.get("embed_runtime"):
+        kept = data_dir_runtime(DataLayout(base_dir))
+        values["embed_runtime"] = kept or DEFAULT_EMBED_RUNTIME
+        values["embed_runtime_origin"] = "data dir" if kept else "default"
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()
+
+
+def data_dir_runtime(layout: DataLayout) -> Optional[str]:
+    """The runtime of the vectors this data dir embedded last (the embedding cache's newest row:
+    one indexed read), None when it has none. How a data dir built with fp32 before int8 became
+    the default keeps fp32: its workspaces and cache stay valid until the user switches."""
+    path = layout.embeddings
+    if not path.is_file():
+        return None
+    try:
+        con = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
+        try:
+            row = con.execute("SELECT model_id FROM documents ORDER BY rowid DESC LIMIT 1").fetchone()
+        finally:
+            con.close()
+    except sqlite3.Error:  # unreadable or another schema: the cache itself will say so when opened
+        return None
+    if row is None:
+        return None
+    return "onnx-int8" if "+onnx-int8" in str(row[0]) else "onnx"
+
+
+def runtime_note(settings: Settings) -> str:
+    """One line for `spar status` and Settings: which encoder, and why this one."""
+    label = RUNTIME_LABELS.get(settings.embed_runtime or "onnx", settings.embed_runtime or "fp32")
+    why = {"settings": "chosen in Settings", "environment": "set by SPAR_EMBED_RUNTIME",
+           "option": "set on the command line",
+           "data dir": "kept: this data dir's vectors were made with it",
+           "default": "the default for a new data dir"}.get(settings.embed_runtime_origin, "")
+    note = f"{label} ({why})" if why else label
+    if settings.embed_runtime != DEFAULT_EMBED_RUNTIME and settings.embed_runtime_origin == "data dir":
+        note += (f"; {RUNTIME_LABELS[DEFAULT_EMBED_RUNTIME]} embeds faster at the same quality, and choosing it "
+                 "re-embeds each workspace at its next build")
+    return note
 
 
 def _stored_values(settings_path: Path) -> dict[str, Any]:

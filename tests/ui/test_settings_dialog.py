@@ -127,3 +127,28 @@ def test_the_models_uses_can_be_turned_off_and_stay_off(qtbot, settings):
     loaded = load_settings(settings.data_dir)
     assert (loaded.request_llm, loaded.rerank_results) == (False, False)
     assert not make(qtbot, loaded).request_llm.isChecked()
+
+
+def test_encoder_choice_says_why_and_is_recorded(qtbot, tmp_path, monkeypatch):
+    """A data dir whose vectors were made with fp32 shows fp32 kept (and why); choosing int8 is saved
+    and waits for a restart, like the device."""
+    import numpy as np
+
+    from spar_desktop.core.documents.types import Chunk
+    from spar_desktop.core.embedding.cache import CachedDocument, EmbeddingCache
+    from spar_desktop.ui.base.settings_dialog import restart_changes
+
+    monkeypatch.delenv("SPAR_EMBED_RUNTIME", raising=False)
+    with EmbeddingCache(tmp_path) as cache:
+        cache.put(CachedDocument("h", "chunker", "all-MiniLM-L6-v2@gt-0.1.0", (Chunk("c0", "oil", 0, 3, 1, 1, level="flat"),),
+                                 np.ones((1, 4), np.float32) / 2.0))
+    settings = load_settings(tmp_path)
+    dialog = make(qtbot, settings)
+    assert dialog.runtime.currentData() == "onnx"
+    assert "kept: this data dir's vectors were made with it" in dialog.runtime_note.text()
+    dialog.runtime.setCurrentIndex(dialog.runtime.findData("onnx-int8"))
+    save_button(dialog).click()
+    assert json.loads((tmp_path / "settings.json").read_text())["embed_runtime"] == "onnx-int8"
+    assert restart_changes(settings, dialog.result_settings) == ["embedding encoder"]
+    reloaded = load_settings(tmp_path)
+    assert (reloaded.embed_runtime, reloaded.embed_runtime_origin) == ("onnx-int8", "settings")

@@ -11,6 +11,7 @@ through Settings.embed_runtime), ``onnx-int8`` the quantised graph.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import threading
@@ -19,7 +20,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from spar_desktop.core.embedding.onnx_encoder import OnnxBackend, OnnxUnavailable, graph_cache_dir
+from spar_desktop.core.embedding.cpu_class import cpu_class
+from spar_desktop.core.embedding.onnx_encoder import PROBE, OnnxBackend, OnnxUnavailable, graph_cache_dir
 from spar_desktop.core.embedding.safetensors_io import tensor_dtypes
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 
@@ -38,10 +40,9 @@ log = logging.getLogger(__name__)
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
 RUNTIMES = ("onnx", "onnx-int8", "torch")
-# fp32 stays the default: its vectors are sentence-transformers' (existing caches stay valid).
-# int8 cost no nDCG@10 on fixed subsets (SciFact train, 809 queries over 1,000 docs: 0.8071 ->
-# 0.8077; NFCorpus dev, 40 queries over 1,000 docs: 0.4080 -> 0.4149), but whole-corpus runs are
-# still to do, its kernels differ between CPUs, and switching re-embeds every cache.
+# Without a runtime (library callers, tests, benchmarks): fp32, the reference, whose vectors are
+# sentence-transformers'. The product's choice comes from Settings.embed_runtime (config.py: int8
+# for a new data dir, the data dir's own runtime otherwise).
 DEFAULT_RUNTIME = "onnx"
 TOKENIZE_SLICE = 2048  # texts tokenised between cancel checks
 
@@ -159,14 +160,17 @@ class Encoder:
             raise EncoderError(f"Embedding runtime must be one of {', '.join(RUNTIMES)}, not '{wanted}'")
         self.fallback_reason: Optional[str] = None
         self._backend: Any = None
-        if wanted != "torch":
+        # int8 that cannot be built or loaded falls back to fp32 ONNX (the model id follows what
+        # runs), and fp32 to sentence-transformers.
+        for variant in (("int8", "fp32") if wanted == "onnx-int8" else ("fp32",) if wanted == "onnx" else ()):
             try:
                 self._backend = OnnxBackend(Path(self._path), graph_cache_dir(Path(cache_dir) if cache_dir else None),
-                                            device=self.device, variant="int8" if wanted == "onnx-int8" else "fp32",
-                                            threads=threads)
+                                            device=self.device, variant=variant, threads=threads)
+                break
             except (OnnxUnavailable, OSError) as exc:
                 self.fallback_reason = str(exc)
-                log.warning("ONNX encoder unavailable (%s); using sentence-transformers", exc)
+                log.warning("ONNX %s encoder unavailable (%s); using %s", variant, exc,
+                            "fp32" if variant == "int8" else "sentence-transformers")
         if self._backend is None:
             self._backend = _TorchBackend(self._path, self.device)
             if threads:
@@ -180,6 +184,7 @@ class Encoder:
         self.texts_encoded = 0  # running count; tests and stats use it to prove cache hits
         self.encode_calls = 0
         self._st_model: Any = None
+        self._int8_id: Optional[str] = None
 
     @property
     def runtime(self) -> str:
@@ -205,7 +210,18 @@ class Encoder:
         benchmarks/bundle_weights.py): a data dir used by a pip install and by the bundle never
         mixes their vectors."""
         base = f"{MODEL_NAME}@gt-{self._version}{self._weights_tag}"
-        return base + "+onnx-int8" if self.variant == "int8" else base
+        return base + self._int8_tag() if self.variant == "int8" else base
+
+    def _int8_tag(self) -> str:
+        """"+onnx-int8@<cpu class>-<fingerprint>": int8 kernels differ by instruction set
+        (cpu_class.py), and the graph comes from ONNX Runtime's quantiser, so the tag also carries
+        the first 6 hex digits of the SHA-256 of the probe text's vector as this machine's runtime
+        computes it (one thread: the same bits in every process here). Two machines, or one before
+        and after an ONNX Runtime upgrade, whose int8 vectors differ never share an id."""
+        if self._int8_id is None:
+            probe = np.asarray(self._backend.query(PROBE), dtype=np.float32)
+            self._int8_id = f"+onnx-int8@{cpu_class()}-{hashlib.sha256(probe.tobytes()).hexdigest()[:6]}"
+        return self._int8_id
 
     @property
     def dim(self) -> int:

@@ -3,7 +3,9 @@
 Chroma is only ever given our own vectors: collections are created and opened with
 ``embedding_function=None`` because Chroma's default embedding function downloads an ONNX model,
 which a desktop app on a locked-down network must never attempt. Collections use cosine space and
-record the model id that produced their vectors, so a model change is detected, not mixed in.
+record the model id that produced their vectors (which includes the encoder variant, and for int8
+the kind of CPU: encoder.Encoder.model_id), so a model, variant or CPU change is detected, not mixed
+in; a collection with vectors but no recorded model id is refused too.
 """
 
 from __future__ import annotations
@@ -29,6 +31,10 @@ HNSW_EF_SEARCH = 200
 HNSW_EF_CONSTRUCTION = 200
 
 
+def _configuration() -> dict[str, Any]:
+    return {"hnsw": {"space": "cosine", "ef_search": HNSW_EF_SEARCH, "ef_construction": HNSW_EF_CONSTRUCTION}}
+
+
 
 # In-process Chroma holds the GIL for the whole of an upsert (0.6-1.5 ms a vector on a 2-core
 # machine, plus ~6 ms a call): batches of 64 keep a CLI build's progress and cancel prompt.
@@ -41,7 +47,25 @@ class VectorStoreError(RuntimeError):
 
 
 class ModelMismatchError(VectorStoreError):
-    """The collection was built by another embedding model; rebuild it rather than mix spaces."""
+    """The collection was built by another embedding model or encoder variant (fp32 / int8, or
+    int8 on another kind of CPU); rebuild it rather than mix spaces."""
+
+    def __init__(self, message: str, stored: Optional[str] = None, wanted: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.stored, self.wanted = stored, wanted
+
+
+def describe_model(model_id: Optional[str]) -> str:
+    """A model id in words, for messages: which encoder variant, and for int8 on which kind of CPU
+    (encoder.Encoder.model_id: '<model>@<package>[+w16][+onnx-int8@<cpu class>-<fingerprint>]')."""
+    if not model_id:
+        return "an unrecorded embedding model (no model id stored with the vectors)"
+    base, sep, int8 = model_id.partition("+onnx-int8")
+    if not sep:
+        return f"the fp32 encoder ({model_id})"
+    cpu = int8.lstrip("@").partition("-")[0]
+    where = f" on a CPU of class {cpu}" if cpu else ""
+    return f"the int8 encoder{where} ({model_id})"
 
 
 class DenseBackend(Protocol):
@@ -156,9 +180,7 @@ class ChromaCollection:
                 self.name,
                 embedding_function=None,
                 metadata={MODEL_KEY: model_id},
-                configuration={
-                    "hnsw": {"space": "cosine", "ef_search": HNSW_EF_SEARCH, "ef_construction": HNSW_EF_CONSTRUCTION}
-                },
+                configuration=_configuration(),
             )
         else:
             try:
@@ -166,12 +188,20 @@ class ChromaCollection:
             except Exception as exc:  # noqa: BLE001 - chromadb raises several types for "missing"
                 raise VectorStoreError(f"no vector collection named '{self.name}'") from exc
         stored = (self._col.metadata or {}).get(MODEL_KEY)
+        if stored is None and create and self.count() == 0:
+            # Created elsewhere without our record (another tool, a half-made collection): empty,
+            # so nothing is lost by making it again with the record.
+            client.delete_collection(self.name)
+            self._col = client.get_or_create_collection(self.name, embedding_function=None,
+                                                        metadata={MODEL_KEY: model_id}, configuration=_configuration())
+            stored = model_id
         self.stored_model_id: Optional[str] = stored
-        if stored is not None and stored != model_id:
+        if stored != model_id:
+            # Also when nothing is recorded: vectors of unknown origin are never searched with ours.
             raise ModelMismatchError(
-                f"Collection '{self.name}' was built with embedding model {stored}, not {model_id}; "
-                "rebuild it to search with the current model"
-            )
+                f"Collection '{self.name}' holds vectors made by {describe_model(stored)}, but this app now "
+                f"embeds with {describe_model(model_id)}; the two are not comparable, so it must be rebuilt "
+                "(re-embedded) before it can be searched or updated", stored, model_id)
 
     def count(self) -> int:
         return int(self._col.count())

@@ -30,12 +30,20 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from spar_desktop.core.config import STORED_FIELDS, WORKSPACE_UPDATE_MODES, Settings, SettingsError
+from spar_desktop.core.config import (
+    RUNTIME_LABELS,
+    STORED_FIELDS,
+    WORKSPACE_UPDATE_MODES,
+    Settings,
+    SettingsError,
+    runtime_note,
+)
 from spar_desktop.core.library.database import Library
 
 # Settings the running app cannot switch (open database, vector store, loaded encoder, built chunks).
 RESTART_SETTINGS = (("database", "database_url"), ("Chroma server", "chroma_url"),
-                    ("embedding device", "embedding_device"), ("chunk size", "chunk_child_tokens"),
+                    ("embedding device", "embedding_device"), ("embedding encoder", "embed_runtime"),
+                    ("chunk size", "chunk_child_tokens"),
                     ("parent chunk size", "chunk_parent_tokens"), ("overlap", "chunk_overlap_tokens"))
 # Every other preference applies as soon as it is saved: whoever holds the settings reads them
 # when it acts (the window's, the library's that scans and builds read, chat's client).
@@ -147,6 +155,12 @@ class SettingsDialog(QDialog):
         self.device.addItems(["auto", "cpu", "cuda"])
         self.device.setEditable(False)
         self.device.setCurrentText(settings.embedding_device)
+        self.runtime = QComboBox()
+        for runtime in ("onnx-int8", "onnx") + (("torch",) if settings.embed_runtime == "torch" else ()):
+            self.runtime.addItem(RUNTIME_LABELS[runtime], runtime)
+        self.runtime.setCurrentIndex(max(0, self.runtime.findData(settings.embed_runtime or "onnx")))
+        self.runtime.setToolTip(f"Now: {runtime_note(settings)}. int8 embeds faster than fp32 at the same "
+                                "search quality; switching re-embeds each workspace at its next build.")
         models = QGroupBox("Models")
         form = QFormLayout(models)
         form.addRow("Ollama host", self.ollama_host)
@@ -154,6 +168,10 @@ class SettingsDialog(QDialog):
         form.addRow(self.rerank_results)
         form.addRow(self.request_llm)
         form.addRow("Embedding device", self.device)
+        form.addRow("Embedding encoder", self.runtime)
+        self.runtime_note = QLabel(f"Now: {runtime_note(settings)}.")
+        self.runtime_note.setWordWrap(True)
+        form.addRow("", self.runtime_note)
         return models
 
     def _chunking_group(self, settings: Settings) -> QGroupBox:
@@ -302,6 +320,7 @@ class SettingsDialog(QDialog):
             ollama_host=self.ollama_host.text().strip(),
             ollama_model=self.ollama_model.currentText().strip() or self.original.ollama_model,
             embedding_device=self.device.currentText(),
+            embed_runtime=self.runtime.currentData() or self.original.embed_runtime,
             chunk_child_tokens=self.child_tokens.value(),
             chunk_parent_tokens=self.parent_tokens.value(),
             chunk_overlap_tokens=self.overlap_tokens.value(),

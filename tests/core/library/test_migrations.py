@@ -173,7 +173,8 @@ def test_in_memory_databases_are_created_too():
 
 
 # -- a data dir written by release 0.1.0 -----------------------------------------------------------
-def test_010_data_dir_upgrade_keeps_everything(tmp_path, capsys):
+def test_010_data_dir_upgrade_keeps_everything(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("SPAR_EMBED_RUNTIME", raising=False)  # as a user runs it: no fp32 pin
     from spar_desktop.core.chat.threads import ThreadStore
     from spar_desktop.core.library.tags import ancestor_ids
     from spar_desktop.core.memory.feedback import memory_stats
@@ -189,6 +190,9 @@ def test_010_data_dir_upgrade_keeps_everything(tmp_path, capsys):
     assert "version" not in stored  # 0.1.0 wrote none: read as version 1
     settings = load_settings(data)
     assert settings.ollama_model == stored["ollama_model"]
+    # 0.1.0 embedded with fp32: the data dir keeps it although new ones get int8 (its workspaces
+    # search and reactivate below without re-embedding).
+    assert (settings.embed_runtime, settings.embed_runtime_origin) == ("onnx", "data dir")
 
     lib = Library.open(settings)
     try:

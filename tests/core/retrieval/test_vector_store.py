@@ -81,3 +81,33 @@ def test_large_matrices_scored_in_parallel_match_the_single_pass_exactly():
     assert np.array_equal(cosine_scores(vectors, query), np.einsum("ij,j->i", vectors, query))
     positions, sims = NumpyBackend(vectors).search(query, 5)
     assert positions[0] == 1234 and sims[0] == sims.max()
+
+
+FP32 = "all-MiniLM-L6-v2@gt-0.1.0"
+INT8_VNNI = FP32 + "+onnx-int8@avx512vnni-1a2b3c"  # a team's server filled from a VNNI machine
+INT8_AVX2 = FP32 + "+onnx-int8@avx2-6b45ae"  # this laptop
+
+
+def test_another_encoder_variant_or_cpu_class_is_refused_naming_both(client):
+    vecs = unit_vectors(6)
+    ChromaCollection(client, "team", INT8_VNNI).add([f"d#{i}" for i in range(6)], vecs)
+    for mine, words in ((INT8_AVX2, "int8 encoder on a CPU of class avx2"), (FP32, f"fp32 encoder ({FP32})")):
+        with pytest.raises(ModelMismatchError) as err:
+            ChromaCollection(client, "team", mine)
+        assert "int8 encoder on a CPU of class avx512vnni" in str(err.value) and words in str(err.value)
+        assert (err.value.stored, err.value.wanted) == (INT8_VNNI, mine)
+    kept = ChromaCollection(client, "team", INT8_VNNI, create=False)
+    assert kept.count() == 6 and kept.query(vecs[2], 1)[0] == ["d#2"]  # refused, not emptied or mixed
+
+
+def test_a_collection_without_a_recorded_model_is_adopted_only_when_empty(client):
+    raw = client.get_or_create_collection("made-elsewhere", embedding_function=None)
+    raw.upsert(ids=["x#0"], embeddings=unit_vectors(1))
+    with pytest.raises(ModelMismatchError, match="unrecorded embedding model"):
+        ChromaCollection(client, "made-elsewhere", FP32)
+    client.get_or_create_collection("empty-one", embedding_function=None)
+    col = ChromaCollection(client, "empty-one", INT8_AVX2)  # nothing to mix: made again with the record
+    col.add(["a#0"], unit_vectors(1))
+    with pytest.raises(ModelMismatchError):
+        ChromaCollection(client, "empty-one", FP32)
+    assert ChromaCollection(client, "empty-one", INT8_AVX2, create=False).count() == 1
