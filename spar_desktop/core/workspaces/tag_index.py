@@ -65,9 +65,14 @@ def tag_text(tag: Tag, parents: list[str]) -> str:
 
 def encoder_identity(settings: Any) -> str:
     """What decides the encoder's model id, known without loading it: device, runtime, model."""
+    from spar_desktop.core.embedding.cpu_class import cpu_class
     from spar_desktop.core.embedding.encoder import DEFAULT_RUNTIME, bundled_model
 
-    return f"{settings.embedding_device}|{settings.embed_runtime or DEFAULT_RUNTIME}|{bundled_model()[1]}"
+    runtime = settings.embed_runtime or DEFAULT_RUNTIME
+    # int8 vectors differ between CPU classes (their model id names it): a data dir moved to
+    # another machine must not reuse the model id remembered on the first one.
+    where = f"|{cpu_class()}" if "int8" in runtime else ""
+    return f"{settings.embedding_device}|{runtime}|{bundled_model()[1]}{where}"
 
 
 class TagIndex:
