@@ -90,12 +90,14 @@ def summarise(rows: list[dict], corpus: int) -> dict:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def run_phase(data_dir: Path, questions, prefix: str, build: bool, corpus: int, log) -> dict:
+def run_phase(data_dir: Path, questions, prefix: str, build: bool, corpus: int, log, save=None) -> dict:
+    """The questions in order; ``save(partial)`` after each, so a stopped run keeps what it measured."""
     rows = []
     for n, (qid, text, gold) in enumerate(questions, 1):
         rows.append(run_question(data_dir, f"{prefix}-{qid}", text, gold, build))
-        if n % 10 == 0 or n == len(questions):
-            log(f"{prefix}: {n}/{len(questions)}: {summarise(rows, corpus)}")
+        log(f"{prefix}: {n}/{len(questions)}: {summarise(rows, corpus)}")
+        if save is not None:
+            save(summarise(rows, corpus))
     return summarise(rows, corpus)
 
 
@@ -116,6 +118,9 @@ def main() -> None:
     ap.add_argument("--with-summaries", action="store_true",
                     help="then run the app's summaries job and ask the same questions again")
     ap.add_argument("--work", help="work folder (default: a new temporary one)")
+    ap.add_argument("--skip-setup", action="store_true",
+                    help="WORK/data is already indexed and tagged (a previous run): ask the questions only")
+    ap.add_argument("--prefix", default="cli", help="workspace name prefix (a reused data dir needs a new one)")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="spar-vs-global-cli-"))
@@ -130,8 +135,9 @@ def main() -> None:
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     result: dict = {"benchmark": "spar_vs_global_cli", "dataset": "pubmedqa train (development questions)",
                     "corpus": len(mesh), "steps": "spar index; spar tags assign; spar ws create --prompt (per question)"}
-    _, result["index_s"] = spar(data_dir, "index", str(share), "--quiet")
-    _, result["tags_assign_s"] = spar(data_dir, "tags", "assign", str(assignments), "--base", str(share))
+    if not args.skip_setup:
+        _, result["index_s"] = spar(data_dir, "index", str(share), "--quiet")
+        _, result["tags_assign_s"] = spar(data_dir, "tags", "assign", str(assignments), "--base", str(share))
     questions = load_questions(args.questions)
 
     def save() -> None:
@@ -142,15 +148,18 @@ def main() -> None:
     if args.build:
         result["global"] = global_baseline(data_dir, questions)
         save()
-    result["cli"] = run_phase(data_dir, questions, "cli", args.build, len(mesh), log)
+    result["cli"] = run_phase(data_dir, questions, args.prefix, args.build, len(mesh), log,
+                              lambda part: (result.update(cli={**part, "partial": True}), save()))
     save()
     if args.with_summaries:
-        result["with_summaries"] = with_summaries(data_dir, questions, args.build, len(mesh), log)
+        result["with_summaries"] = with_summaries(data_dir, questions, args.build, len(mesh), log,
+                                                  lambda part: (result.update(with_summaries={**part, "partial": True}),
+                                                                save()))
         save()
     print(json.dumps(result, indent=2))
 
 
-def with_summaries(data_dir: Path, questions, build: bool, corpus: int, log) -> dict:
+def with_summaries(data_dir: Path, questions, build: bool, corpus: int, log, save) -> dict:
     """The app's background job over every file (in process: the CLI has no command for it), then the questions."""
     from spar_desktop.core.config import load_settings
     from spar_desktop.core.library.database import Library
@@ -162,7 +171,7 @@ def with_summaries(data_dir: Path, questions, build: bool, corpus: int, log) -> 
     t0 = time.perf_counter()
     report = summarize_files(lib, settings, Workspaces(lib).engine.encoder)
     took = time.perf_counter() - t0
-    phase = run_phase(data_dir, questions, "sum", build, corpus, log)
+    phase = run_phase(data_dir, questions, "sum", build, corpus, log, save)
     return {**phase, "summaries_job": {"summarised": report.summarized, "up_to_date": report.up_to_date,
                                        "seconds": round(took, 1)}}
 
