@@ -121,6 +121,7 @@ def main() -> None:
     ap.add_argument("--skip-setup", action="store_true",
                     help="WORK/data is already indexed and tagged (a previous run): ask the questions only")
     ap.add_argument("--prefix", default="cli", help="workspace name prefix (a reused data dir needs a new one)")
+    ap.add_argument("--start", type=int, default=0, help="skip the first N questions (go on after a stopped run)")
     ap.add_argument("--out", help="also write the JSON here")
     args = ap.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="spar-vs-global-cli-"))
@@ -138,7 +139,8 @@ def main() -> None:
     if not args.skip_setup:
         _, result["index_s"] = spar(data_dir, "index", str(share), "--quiet")
         _, result["tags_assign_s"] = spar(data_dir, "tags", "assign", str(assignments), "--base", str(share))
-    questions = load_questions(args.questions)
+    questions = load_questions(args.start + args.questions)[args.start:]
+    result["questions_from"] = args.start
 
     def save() -> None:
         text = json.dumps(result, indent=2)
