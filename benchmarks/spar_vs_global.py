@@ -6,7 +6,7 @@ issue 16: the abstracts' summary vectors are computed first, as the app's backgr
 then the same hybrid search inside it; (c) the all-or-nothing filter of earlier releases
 (`--match most`), scoped the same way. Prints JSON: hit@1/hit@5 of the gold abstract, the fraction
 of questions whose workspace admitted it, mean workspace size (files and % of the corpus), build
-and search times.
+and search times. The same questions through the CLI only (no summaries step): spar_vs_global_cli.py.
 Usage: python benchmarks/spar_vs_global.py [--questions N] [--data-dir DIR] [--no-build]
        [--legacy-search] [--out FILE]
 """

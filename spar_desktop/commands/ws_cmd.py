@@ -192,14 +192,18 @@ def run_create(args) -> int:
     flt = _with_ranking_options(flt, args)
     if args.all_files:
         flt = replace(flt, all_files=True)
+    summarised = _summarise_candidates(mgr, flt)
     try:
         info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None))
     except UnscopedFilter as exc:
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
-        print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json()}, indent=1, default=str))
+        print(json.dumps({"workspace": info.to_json(), "explanation": exp.to_json(), "summarised_now": summarised},
+                         indent=1, default=str))
         return 0
     print(printable(f"created workspace '{info.name}' ({exp.admitted} files admitted)"))
+    if summarised:
+        print(printable(f"summarised {summarised} candidate files for ranking (kept for the next request)"))
     if info.chunking != "hierarchical":
         print(printable(f"passages: {info.chunking} chunking"))
     _print_explanation(exp)
@@ -208,6 +212,15 @@ def run_create(args) -> int:
         return run_build(args)
     print(printable(f"next: spar ws build \"{info.name}\""))
     return 0
+
+
+def _summarise_candidates(mgr, flt) -> int:
+    """Summaries the ranking needs and the index lacks, for the best candidates only, with a
+    progress line (issue 29: no waiting for the app's background job); how many were made."""
+    progress = StderrProgress("file summaries")
+    report = mgr.summarise_candidates(flt, progress)
+    progress.finish()
+    return report.summarized if report is not None else 0
 
 
 def _sync_tag_index(mgr) -> None:

@@ -155,6 +155,7 @@ class Workspaces:
         # the whole index only when the filter says so on purpose (WorkspaceFilter.all_files).
         flt = require_scope(filter if filter is not None else
                             self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
+        self.summarise_candidates(flt)  # ranks by likeness now, not after the background job
         with self.library.session() as s:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
                            chunking=chunking_of(chunking))
@@ -216,14 +217,24 @@ class Workspaces:
         return replace(flt, problems=tuple(dict.fromkeys(problems)))
 
     def with_request_vector(self, flt: WorkspaceFilter) -> WorkspaceFilter:
-        """``flt`` with its request encoded, when the index has file summaries to compare it with
-        (tagging.summaries); without them ranking uses tags alone and nothing is encoded."""
+        """``flt`` with its request encoded, when there are file summaries to compare it with: the
+        index has some (tagging.summaries), or its keywords' tags bring candidates whose summaries
+        are computed on demand (summarise_candidates). Otherwise nothing is encoded."""
         # The tag index knows the model id without loading the encoder (0.4 s, 170 MB a request).
         model_id = self._tag_index.model_id if self._tag_index is not None else self.engine.encoder.model_id
-        if not flt.request.strip() or not ranking.summaries_available(self.library, model_id):
+        if not flt.request.strip() or not (flt.optional_groups or ranking.summaries_available(self.library, model_id)):
             return flt
         encoder = self.engine.encoder
         return replace(flt, request_vector=ranking.request_vector(encoder, flt.request), vector_model=encoder.model_id)
+
+    def summarise_candidates(self, flt: WorkspaceFilter, progress: ProgressCallback = no_progress,
+                             cancel: Optional[CancelToken] = None) -> Optional[Any]:
+        """The missing summaries of a ranked filter's best candidates, computed and stored now
+        (ranking.summarise_candidates: bounded, O(candidates)); None when it ranks without a request vector."""
+        if not (flt.ranks and flt.request_vector):
+            return None
+        return ranking.summarise_candidates(self.library, self.library.settings, self.engine.encoder, flt,
+                                            progress, cancel)
 
     def workspace_row(self, s, name: str) -> Workspace:
         """The row named ``name`` in session ``s`` (lookup.workspace_row)."""

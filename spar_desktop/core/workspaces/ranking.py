@@ -31,7 +31,8 @@ from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
-from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
+from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
+from spar_desktop.core.tagging.summaries import SummaryReport, SummaryStore, summarize_files, summary_similarity
 
 
 # A tenth of the index: the issue's target for a workspace that still holds what a global search
@@ -44,6 +45,11 @@ SIMILARITY_FLOOR = 0.3
 # Tuned on PubMedQA train (the development split, benchmarks/spar_vs_global.py); see DESIGN.
 SIMILARITY_WEIGHT = 0.5
 _IN_CHUNK = 500
+# Summaries computed on demand for one request, at most: those of the best candidates by their
+# tags (issue 29: the CLI and a workspace made right after indexing have no background job's
+# summaries). On PubMedQA the gold abstract is among the best 200 candidates whenever its tags
+# make it a candidate at all; a fixed cap keeps the first request O(1) in the size of the index.
+ON_DEMAND_SUMMARIES = 200
 
 
 def default_budget(indexed_files: int) -> int:
@@ -89,6 +95,9 @@ class Ranking:
     budget: int
     admitted: tuple[ScoredFile, ...]  # best first
     with_summaries: int  # pool files that have a current summary vector
+    # Candidates scored by their tags alone: no current summary (none computed yet, or the
+    # request was not encoded). The funnel says so: their likeness to the request is unknown.
+    without_summary: int = 0
 
     @property
     def cutoff(self) -> float:
@@ -97,12 +106,17 @@ class Ranking:
     def label(self) -> str:
         if not self.candidates:
             return "ranked: no file has a keyword's tag" + (" or a summary like the request" if self.with_summaries else "")
-        return f"ranked: top {len(self.admitted)} of {self.candidates} candidates (score ≥ {self.cutoff:.2f})"
+        text = f"ranked: top {len(self.admitted)} of {self.candidates} candidates (score ≥ {self.cutoff:.2f})"
+        if self.without_summary:
+            text += (f"; {self.without_summary} ranked by tags alone, without a file summary"
+                     if self.without_summary < self.candidates else "; ranked by tags alone, without file summaries")
+        return text
 
     def to_json(self) -> dict:
         return {"pool": self.pool, "candidates": self.candidates, "budget": self.budget,
                 "admitted": len(self.admitted), "cutoff": round(self.cutoff, 4),
-                "with_summaries": self.with_summaries, "label": self.label()}
+                "with_summaries": self.with_summaries, "without_summary": self.without_summary,
+                "label": self.label()}
 
 
 def _group_scores(session, groups: Sequence[Mapping[int, float]], hard: FileFilter
@@ -203,6 +217,7 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
             if score > 0.0:
                 evidence[fid] = (score, tags, sim)
         paths.update(_paths(s, [fid for fid in evidence if fid not in paths]))  # summaries alone
+        unsummarised = sum(1 for fid in counted if fid in evidence and fid not in likeness)
         scored = [ScoredFile(fid, *paths[fid], *e) for fid, e in evidence.items()]
         scored.sort(key=lambda f: (-f.score, f.path))
         admitted = scored[:max(0, budget)]
@@ -210,7 +225,7 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
             confirmed_pool = _confirmed_pool(s, hard, [f.file_id for f in admitted])
             cutoff = admitted[-1].score if admitted else 0.0
             admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
-    return Ranking(pool, len(scored), budget, tuple(admitted), len(likeness))
+    return Ranking(pool, len(scored), budget, tuple(admitted), len(likeness), unsummarised)
 
 
 def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed: dict[int, list[float]], n: int, cutoff: float) -> ScoredFile:
@@ -293,6 +308,37 @@ def select_files(library: Library, flt: AdmissionFilter) -> Selection:
         suggested -= {r[1] for r in pinned.values()}  # added by hand: not through a suggestion
         rows.update(pinned)
     return Selection(tuple(sorted(rows.values(), key=lambda r: r[1])), ranked, tuple(sorted(suggested)))
+
+
+def summary_candidates(library: Library, flt: AdmissionFilter, limit: int = ON_DEMAND_SUMMARIES) -> list[int]:
+    """Ids of the best ``limit`` candidates by their tags (files with a tag of an optional keyword
+    group that meet the hard constraints) without a current summary for the filter's model. Costs
+    what the candidates cost: one query per group, one summary lookup of at most ``limit`` ids."""
+    if flt.only_pinned or not (flt.ranks and flt.request_vector and flt.vector_model) or limit <= 0:
+        return []
+    groups = [{t.tag_id: t.score for t in g.tags} for g in flt.optional_groups]
+    if not groups:
+        return []
+    with library.session() as s:
+        counted, _, paths = _group_scores(s, groups, flt.hard_filter())
+    n = len(groups)
+    best = sorted(counted, key=lambda fid: (-sum(counted[fid]) / n, paths[fid][0]))[:limit]
+    have = set(SummaryStore(library).matrix(flt.vector_model, best)[0].tolist()) if best else set()
+    return [fid for fid in best if fid not in have]
+
+
+def summarise_candidates(library: Library, settings: Any, encoder: Any, flt: AdmissionFilter,
+                         progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
+                         limit: int = ON_DEMAND_SUMMARIES) -> SummaryReport:
+    """Compute, now, the missing summaries of ``flt``'s best candidates (summary_candidates) and
+    store them as the background job would (the next request, explain and build reuse them), so
+    a request ranks by likeness without waiting for that job. Nothing to do: an empty report."""
+    if getattr(encoder, "model_id", None) != flt.vector_model:
+        return SummaryReport()
+    ids = summary_candidates(library, flt, limit)
+    if not ids:
+        return SummaryReport()
+    return summarize_files(library, settings, encoder, ids, progress, cancel)
 
 
 def summaries_available(library: Library, model_id: str) -> bool:

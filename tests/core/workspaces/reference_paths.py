@@ -75,7 +75,8 @@ def reference_rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[
     if hard.include_unconfirmed:
         cutoff = admitted[-1].score if admitted else 0.0
         admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
-    return Ranking(len(pool), len(scored), budget, tuple(admitted), len(likeness))
+    unsummarised = sum(1 for f in scored if f.file_id in counted and f.file_id not in likeness)
+    return Ranking(len(pool), len(scored), budget, tuple(admitted), len(likeness), unsummarised)
 
 
 def reference_lexical(library: Library, keyword: str) -> dict[int, TagMatch]:
