@@ -20,6 +20,7 @@ from typing import Any, Optional, Sequence
 
 from sqlalchemy import delete, func, select
 
+from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
@@ -224,6 +225,9 @@ class Workspaces:
         model_id = self._tag_index.model_id if self._tag_index is not None else self.engine.encoder.model_id
         if not flt.request.strip() or not (flt.optional_groups or ranking.summaries_available(self.library, model_id)):
             return flt
+        if self._tag_index is not None:  # a request asked before is not encoded again (its query cache)
+            vector = self._tag_index.query_vector(storable_text(flt.request))
+            return replace(flt, request_vector=ranking.encode_vector(vector), vector_model=self._tag_index.model_id)
         encoder = self.engine.encoder
         return replace(flt, request_vector=ranking.request_vector(encoder, flt.request), vector_model=encoder.model_id)
 
@@ -233,7 +237,7 @@ class Workspaces:
         (ranking.summarise_candidates: bounded, O(candidates)); None when it ranks without a request vector."""
         if not (flt.ranks and flt.request_vector):
             return None
-        return ranking.summarise_candidates(self.library, self.library.settings, self.engine.encoder, flt,
+        return ranking.summarise_candidates(self.library, self.library.settings, lambda: self.engine.encoder, flt,
                                             progress, cancel)
 
     def workspace_row(self, s, name: str) -> Workspace:

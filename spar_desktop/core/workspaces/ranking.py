@@ -332,13 +332,17 @@ def summarise_candidates(library: Library, settings: Any, encoder: Any, flt: Adm
                          limit: int = ON_DEMAND_SUMMARIES) -> SummaryReport:
     """Compute, now, the missing summaries of ``flt``'s best candidates (summary_candidates) and
     store them as the background job would (the next request, explain and build reuse them), so
-    a request ranks by likeness without waiting for that job. Nothing to do: an empty report."""
-    if getattr(encoder, "model_id", None) != flt.vector_model:
+    a request ranks by likeness without waiting for that job. Nothing to do: an empty report.
+    ``encoder``: the encoder, or a function loading it - called only when a summary is missing
+    (a request whose candidates are all summarised loads no model)."""
+    model_id = getattr(encoder, "model_id", None) if hasattr(encoder, "encode") else getattr(flt, "vector_model", None)
+    if model_id is None or model_id != flt.vector_model:
         return SummaryReport()
     ids = summary_candidates(library, flt, limit)
     if not ids:
         return SummaryReport()
-    return summarize_files(library, settings, encoder, ids, progress, cancel)
+    return summarize_files(library, settings, encoder if hasattr(encoder, "encode") else encoder(), ids,
+                           progress, cancel)
 
 
 def summaries_available(library: Library, model_id: str) -> bool:
