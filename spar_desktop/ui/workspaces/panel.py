@@ -40,7 +40,7 @@ from spar_desktop.ui.base.progress_view import shown
 from spar_desktop.ui.workspaces import chunking_choice
 from spar_desktop.ui.workspaces.controller import WorkspaceController
 from spar_desktop.ui.workspaces.panel_status import PanelStatusLines
-from spar_desktop.ui.workspaces.panel_text import building_note, describe_row, status_text
+from spar_desktop.ui.workspaces.panel_text import describe_row, status_text
 from spar_desktop.ui.workspaces.search_results import CLUSTER_ROLE, HIT_ROLE, HitDelegate, hit_tooltip
 from spar_desktop.ui.workspaces.rerank_follow import RerankFollowUp
 from spar_desktop.ui.workspaces.session_search import SessionSearch, session_summary
@@ -402,8 +402,9 @@ class WorkspacePanel(PanelStatusLines, QWidget):
             text = session_summary(results)
         if results.message:
             text += f" — {results.message}"
-        if getattr(results, "building", False):  # a running build's snapshot: never labelled complete
-            text += f" — {building_note(results.dense_coverage, results.keyword_coverage)}"
+        note = getattr(results, "coverage_note", None)  # a running build's snapshot: never labelled complete
+        if note:
+            text += f" — {note}"
         self.results_label.setText(text)
 
     def hit(self, row: int):

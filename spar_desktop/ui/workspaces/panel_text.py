@@ -135,19 +135,3 @@ def learning_tooltip(stats) -> str:
     if stats.last_evolved_at:
         lines.append(f"last evolved {local_time(stats.last_evolved_at)}")
     return "\n".join(lines)
-
-
-
-def building_note(dense: float, keyword: float = 1.0) -> str:
-    """What results from a running build say (as core/retrieval/partial.coverage_note, which is
-    not imported on the UI thread)."""
-    if keyword < 1.0:
-        return (f"searching while building: keyword search covers the {_pct(keyword)}% of files read so far, "
-                f"meaning search {_pct(dense)}% of passages")
-    return f"searching while building: meaning search covers {_pct(dense)}% of passages"
-
-
-def _pct(share: float) -> int:
-    """Whole percent, never a 100 that is not complete."""
-    pct = int(round(share * 100))
-    return 99 if pct == 100 and share < 1.0 else pct
