@@ -14,7 +14,7 @@ documents embedded so far (``Growing``), keyword and meaning search alike.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
@@ -33,6 +33,10 @@ PUBLISH_SECONDS = 1.0  # at most one new snapshot a second (each copies the vect
 # this long after reading starts, then at doubling intervals: a share of slow files (PDFs, OCR)
 # answers within seconds, and rebuilding the keyword index costs at most about as much again.
 FIRST_SNAPSHOT_SECONDS = 0.5
+# Text of phase 1's documents kept for phase 2 (no second read). Past it, a document keeps only its
+# chunks (the keyword snapshot needs them) and phase 2 reads it again: a big workspace's build
+# holds at most this much extra text, not a second copy of everything read.
+KEEP_TEXT_CHARS = 64_000_000
 
 
 @dataclass
@@ -94,6 +98,8 @@ class ReadAhead:
         self.read: dict[str, tuple[Any, list]] = {}  # content hash → (ExtractedDocument, chunks)
         self.errors: dict[str, Exception] = {}
         self.order: list[str] = []  # content hashes to embed, in the order given
+        self.kept_chars = 0
+        self.reread: set[str] = set()  # read in phase 1 but not kept (KEEP_TEXT_CHARS): read again
 
     def run(self, items: list, progress: ProgressCallback, cancel: Optional[CancelToken],
             on_due: Optional[Callable[[float], None]] = None) -> None:
@@ -126,9 +132,19 @@ class ReadAhead:
             except Exception as exc:  # noqa: BLE001 - one bad file must not sink a build; phase 2 reports it
                 self.errors[h] = exc
                 continue
-            self.read[h] = (doc, chunks)
+            self.read[h] = (self._keep(h, doc), chunks)
             if n % 100 == 0:
                 progress(Progress(n, total, f"reading files ({n:,}/{total:,})"))
+
+    def _keep(self, h: str, doc: Any) -> Any:
+        """``doc`` as kept until phase 2: whole within KEEP_TEXT_CHARS, else without its pages
+        (title, warnings and reason stay for the snapshots) and marked to be read again."""
+        size = sum(len(p.text) for p in doc.pages)
+        if self.kept_chars + size <= KEEP_TEXT_CHARS:
+            self.kept_chars += size
+            return doc
+        self.reread.add(h)
+        return replace(doc, pages=())
 
     def documents(self) -> dict[str, CachedDocument]:
         """Every document phase 1 has: cached ones with vectors, read ones with zero vectors."""
@@ -147,7 +163,7 @@ class ReadAhead:
         loaders = dict(items)
         out = []
         for h in self.order:
-            if h in self.read:
+            if h in self.read and h not in self.reread:
                 out.append((h, (lambda d=self.read[h][0]: d)))
             elif h in self.errors:
                 out.append((h, _raiser(self.errors[h])))
@@ -157,7 +173,7 @@ class ReadAhead:
 
     def chunk_fn(self) -> Callable[..., list]:
         """The chunker phase 2 uses: the chunks phase 1 made for that very document."""
-        made = {id(doc): chunks for doc, chunks in self.read.values()}
+        made = {id(doc): chunks for h, (doc, chunks) in self.read.items() if h not in self.reread}
 
         def chunks_of(doc: Any, config: Any, **kw: Any) -> list:
             known = made.pop(id(doc), None)

@@ -114,7 +114,10 @@ def test_snapshots_report_growing_coverage(mgr, monkeypatch):
     assert not res.building and res.dense_coverage == 1.0 and res.coverage_note is None
 
 
-def test_complete_build_answers_exactly_as_a_build_without_snapshots(mgr, tmp_path, monkeypatch):
+@pytest.mark.parametrize("kept_text", [None, 0], ids=["kept", "read-again"])
+def test_complete_build_answers_exactly_as_a_build_without_snapshots(mgr, tmp_path, monkeypatch, kept_text):
+    if kept_text is not None:  # no text kept between the phases: every document is read again (bounded memory)
+        monkeypatch.setattr("spar_desktop.core.workspaces.live_build.KEEP_TEXT_CHARS", kept_text)
     report = mgr.build("notes")
     assert not report.cancelled
     live = mgr.search("notes", QUERY, k=10)
