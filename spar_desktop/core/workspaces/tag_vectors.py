@@ -15,7 +15,6 @@ it, so a process killed mid-append loses at most that append, never the store.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -25,6 +24,8 @@ from pathlib import Path
 from typing import Iterator, Optional, Sequence
 
 import numpy as np
+
+from spar_desktop.core.file_lock import file_lock
 
 IDENTITIES = "identities.json"  # encoder settings → model id, so a request can skip loading the encoder
 
@@ -148,13 +149,8 @@ class TextVectors:
     # -- writing -----------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        with open(self.folder / ".lock", "a+") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(lock, fcntl.LOCK_UN)
+        with file_lock(self.folder / ".lock"):  # core/file_lock: flock, msvcrt on Windows
+            yield
 
     def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
         """Append the rows of ``texts`` not stored yet (another process may have added some)."""
