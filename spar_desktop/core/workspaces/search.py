@@ -113,8 +113,8 @@ def open_searcher(searchers: Any, info: WorkspaceInfo, library: Any = None) -> A
     name = info.name
     if info.archived:
         raise WorkspaceError(f"'{name}' is archived: reactivate it first (spar ws reactivate \"{name}\")")
-    live = searchers.partial(info.id)  # a build running in this process: its latest snapshot
-    if live is not None:
+    live = searchers.partial(info.id)  # a build running in this process: its latest snapshot,
+    if live is not None and (info.built_at is None or live.keyword_coverage >= 1.0):  # once it has all files
         return live
     if not info.searchable:
         raise WorkspaceError(unbuilt_message(info, searchers.building_here(info.id)))

@@ -108,10 +108,12 @@ class SearcherCache:
              library: Any = None) -> tuple[Optional[Any], Optional[str]]:
         """(searcher of this build, None), from memory or from its saved state; else (None, why).
         ``library``: where the state's rows are read (a caller's shared session), else our own.
-        A build running in this process serves its latest snapshot."""
+        A build running in this process serves its latest snapshot: a first build's always, an
+        update's once it has read every file (until then the finished build answers more)."""
         with self._lock:
-            if ws_id in self._partial:
-                return self._partial[ws_id], None
+            snapshot = self._partial.get(ws_id)
+            if snapshot is not None and (built_at is None or getattr(snapshot, "keyword_coverage", 1.0) >= 1.0):
+                return snapshot, None
             entry = self._mem.get(ws_id)
             if entry is not None and entry[0] == built_at:
                 return entry[1], None

@@ -4,6 +4,7 @@ and what a search says about a workspace another process is building or whose bu
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from pathlib import Path
 
@@ -249,3 +250,23 @@ def test_a_ranked_workspace_is_read_and_embedded_in_its_ranking_order(mgr, monke
     monkeypatch.setattr(builder, "embed_documents", record)
     assert not mgr.build("notes").cancelled
     assert embedded == order["hashes"]
+
+
+def test_an_update_answers_from_the_finished_build_until_its_snapshot_has_read_every_file(mgr):
+    """An update (a few files changed) must not answer from a snapshot of the files read so far:
+    the finished build answers over all of them, so it serves until the snapshot covers every file."""
+    mgr.build("notes")
+    ws_id = mgr.get("notes").id
+    finished = mgr.searchers.cached(ws_id)
+    snapshot = copy.copy(finished)
+    snapshot.building, snapshot.keyword_coverage = True, 0.3
+    mgr.searchers.begin_build(ws_id)
+    mgr.searchers.publish_partial(ws_id, snapshot)
+    try:
+        res = mgr.search("notes", QUERY)
+        assert not res.building and res.coverage_note is None  # the finished build's answer
+        snapshot.keyword_coverage = 1.0
+        res = mgr.search("notes", QUERY)
+        assert res.building and "searching while building" in res.coverage_note
+    finally:
+        mgr.searchers.end_build(ws_id)
