@@ -16,6 +16,7 @@ import errno
 import json
 import os
 import sqlite3
+import sys
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, Optional
@@ -42,6 +43,14 @@ EMBED_RUNTIMES = ("onnx", "onnx-int8", "torch")
 # the four development sets (paired CIs) and which encodes faster (1.2x median in a contended run,
 # ~1.2-1.5x from quiet-machine figures; benchmarks/results/int8_quality.md).
 DEFAULT_EMBED_RUNTIME = "onnx-int8"
+
+
+def default_embed_runtime() -> str:
+    """A new data dir's encoder: int8, except in the desktop bundle, which ships no int8 quantiser
+    (onnxruntime.transformers, which it needs, imports torch): fp32 there."""
+    return "onnx" if getattr(sys, "frozen", False) else DEFAULT_EMBED_RUNTIME
+
+
 RUNTIME_LABELS = {"onnx": "fp32", "onnx-int8": "int8", "torch": "fp32 (sentence-transformers)"}
 
 
@@ -223,7 +232,7 @@ def load_settings(data_dir: Optional[str | Path] = None, *, app: bool = False, p
         values["embed_runtime_origin"] = "option"
     if not values.get("embed_runtime"):
         kept = data_dir_runtime(DataLayout(base_dir))
-        values["embed_runtime"] = kept or DEFAULT_EMBED_RUNTIME
+        values["embed_runtime"] = kept or default_embed_runtime()
         values["embed_runtime_origin"] = "data dir" if kept else "default"
     settings = replace(Settings(data_dir=base_dir), **values)
     return settings.validate()
@@ -257,8 +266,8 @@ def runtime_note(settings: Settings) -> str:
            "data dir": "kept: this data dir's vectors were made with it",
            "default": "the default for a new data dir"}.get(settings.embed_runtime_origin, "")
     note = f"{label} ({why})" if why else label
-    if settings.embed_runtime != DEFAULT_EMBED_RUNTIME and settings.embed_runtime_origin == "data dir":
-        note += (f"; {RUNTIME_LABELS[DEFAULT_EMBED_RUNTIME]} embeds faster at the same quality, and choosing it "
+    if settings.embed_runtime != default_embed_runtime() and settings.embed_runtime_origin == "data dir":
+        note += (f"; {RUNTIME_LABELS[default_embed_runtime()]} embeds faster at the same quality, and choosing it "
                  "re-embeds each workspace at its next build")
     return note
 

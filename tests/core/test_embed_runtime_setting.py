@@ -3,6 +3,7 @@
 settings.json, SPAR_EMBED_RUNTIME or a flag wins."""
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -64,3 +65,13 @@ def test_spar_status_says_which_encoder_and_why(tmp_path, capsys):
     assert (encoder["runtime"], encoder["origin"]) == ("onnx", "data dir")
     assert main(["--data-dir", str(tmp_path), "status"]) == 0
     assert "encoder:   fp32 (kept: this data dir's vectors were made with it)" in capsys.readouterr().out
+
+
+def test_the_desktop_bundle_starts_a_new_data_dir_on_fp32(tmp_path, monkeypatch):
+    """The bundle ships no int8 quantiser (onnxruntime.transformers imports torch): a new data dir
+    there gets fp32 rather than a warning and a fallback on every start."""
+    monkeypatch.delenv("SPAR_EMBED_RUNTIME", raising=False)
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    assert load_settings(tmp_path / "bundle").embed_runtime == "onnx"
+    monkeypatch.setattr(sys, "frozen", False)
+    assert load_settings(tmp_path / "pip").embed_runtime == "onnx-int8"
