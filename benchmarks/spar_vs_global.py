@@ -36,6 +36,16 @@ from spar_desktop.core.workspaces.manager import Workspaces  # noqa: E402
 from tests.support.corpora import DATA  # noqa: E402
 
 
+def write_assignments(path: Path, mesh: dict[str, list[str]]) -> Path:
+    """The MeSH descriptors as `spar tags assign` reads them: file name, then its tags."""
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh)
+        for doc_id, terms in mesh.items():
+            if terms:
+                w.writerow([f"{doc_id}.txt", *terms])
+    return path
+
+
 def write_corpus(root: Path) -> dict[str, list[str]]:
     """One .txt per abstract (mtime = its year), and the MeSH descriptors per file."""
     mesh: dict[str, list[str]] = {}
@@ -130,12 +140,7 @@ def main() -> None:
     # data dir sees the same files instead of a second copy.
     share = Path(f"{data_dir}-corpus") if args.data_dir else work / "pubmedqa"
     mesh = write_corpus(share)
-    assignments = work / "mesh.csv"
-    with open(assignments, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        for doc_id, terms in mesh.items():
-            if terms:
-                w.writerow([f"{doc_id}.txt", *terms])
+    assignments = write_assignments(work / "mesh.csv", mesh)
     settings = load_settings(data_dir)
     lib = Library.open(settings)
     Scanner(lib).scan([str(share)])

@@ -17,7 +17,6 @@ Usage: python benchmarks/spar_vs_global_cli.py [--questions N] [--build] [--with
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import os
 import statistics
@@ -33,7 +32,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-from spar_vs_global import load_questions, write_corpus  # noqa: E402
+from spar_vs_global import load_questions, write_assignments, write_corpus  # noqa: E402
 
 
 def spar(data_dir: Path, *args: str) -> tuple[str, float]:
@@ -127,12 +126,7 @@ def main() -> None:
     work = Path(args.work or tempfile.mkdtemp(prefix="spar-vs-global-cli-"))
     data_dir, share = work / "data", work / "pubmedqa"
     mesh = write_corpus(share)
-    assignments = work / "mesh.csv"
-    with open(assignments, "w", newline="", encoding="utf-8") as fh:
-        w = csv.writer(fh)
-        for doc_id, terms in mesh.items():
-            if terms:
-                w.writerow([f"{doc_id}.txt", *terms])
+    assignments = write_assignments(work / "mesh.csv", mesh)
     log = lambda m: print(m, file=sys.stderr, flush=True)  # noqa: E731
     result: dict = {"benchmark": "spar_vs_global_cli", "dataset": "pubmedqa train (development questions)",
                     "corpus": len(mesh), "steps": "spar index; spar tags assign; spar ws create --prompt (per question)"}
