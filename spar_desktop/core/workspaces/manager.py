@@ -163,11 +163,21 @@ class Workspaces:
             s.add(ws)
         return self.get(name), explain(self.library, flt)
 
-    def preview(self, request: str) -> Explanation:
-        """Request → explained filter (the rules' reading, and the model's when it answers), saving nothing."""
+    def preview(self, request: str, progress: ProgressCallback = no_progress,
+                cancel: Optional[CancelToken] = None) -> Explanation:
+        """Request → explained filter (the rules' reading, and the model's when it answers). Saves no
+        workspace; the candidates' summaries it may compute are kept, as ``create`` would keep them."""
         from spar_desktop.core.workspaces.request_merge import read_request  # the model's client loads on use
 
-        return explain(self.library, self.filter_for(request, reading=read_request(request, self.library.settings)))
+        flt = self.filter_for(request, reading=read_request(request, self.library.settings))
+        return self.explain_filter(flt, progress, cancel)
+
+    def explain_filter(self, flt: WorkspaceFilter, progress: ProgressCallback = no_progress,
+                       cancel: Optional[CancelToken] = None) -> Explanation:
+        """What ``create(filter=flt)`` would admit, explained: the same on-demand summaries first, so
+        a preview never shows files that the workspace made from it would not hold."""
+        self.summarise_candidates(flt, progress, cancel)
+        return explain(self.library, flt)
 
     def filter_for(self, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                    until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,

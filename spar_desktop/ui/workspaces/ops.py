@@ -97,13 +97,11 @@ def list_workspaces(service: WorkspaceService, progress: ProgressCallback, cance
 def preview(service: WorkspaceService, request: str, progress: ProgressCallback, cancel: CancelToken):
     """Request → explained filter (rules, and the model when it answers), without saving anything."""
     progress(Progress(0, None, "reading the request and matching keywords to tags"))
-    return service.manager.preview(request)
+    return service.manager.preview(request, progress, cancel)
 
 
 def explain_filter(service: WorkspaceService, flt: Any, progress: ProgressCallback, cancel: CancelToken):
-    from spar_desktop.core.workspaces.selection import explain
-
-    return explain(service.library, flt)
+    return service.manager.explain_filter(flt, progress, cancel)
 
 
 def find_tags(service: WorkspaceService, text: str, progress: ProgressCallback, cancel: CancelToken) -> tuple:

@@ -120,3 +120,19 @@ def test_no_summary_is_computed_when_it_cannot_change_what_is_admitted(tmp_path)
     summarize_files(lib, lib.settings, mgr.engine.encoder, [fid for fid, _, _ in admitted_files(lib, wide)])
     assert SummaryStore(lib).count(model) == 2 and names(lib, wide) == tags_only  # the same two files
     lib.close()
+
+
+def test_a_preview_admits_what_the_workspace_made_from_it_admits(tmp_path):
+    """The app previews a request, the user edits the budget, then creates from that filter: the
+    preview must compute the same on-demand summaries first, or it lists files (here the two tied
+    on tags, cake and garden) that the workspace made from it will not hold."""
+    lib, mgr = _index(tmp_path, get_encoder("cpu"))
+    flt = mgr.filter_for(REQUEST).with_budget(2)
+    previewed = mgr.explain_filter(flt)
+    assert previewed.ranking.without_summary == 0 and "tags alone" not in previewed.ranking.label()
+    shown = names(lib, flt)
+    assert shown == ["c-bearing.md", "d-teeth.md"]
+    mgr.create("from-preview", filter=flt)
+    assert names(lib, mgr.current_filter("from-preview")) == shown
+    assert mgr.preview(REQUEST).admitted == explain(lib, mgr.filter_for(REQUEST)).admitted
+    lib.close()
