@@ -238,5 +238,5 @@ def summary_similarity(library: Library, model_id: str, query: np.ndarray,
     ids, vectors = SummaryStore(library).matrix(model_id, file_ids)
     if not len(ids) or vectors.shape[1] != query.shape[0]:
         return {}
-    sims = vectors @ query
+    sims = (vectors.astype(np.float64) @ np.asarray(query, dtype=np.float64)).astype(np.float32)  # = likeness.cosines
     return {int(i): float(v) for i, v in zip(ids, sims)}

@@ -32,7 +32,8 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
 from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
-from spar_desktop.core.tagging.summaries import SummaryReport, SummaryStore, summarize_files, summary_similarity
+from spar_desktop.core.tagging.summaries import SummaryReport, SummaryStore, summarize_files
+from spar_desktop.core.workspaces.likeness import pool_likeness
 
 
 # A tenth of the index: the issue's target for a workspace that still holds what a global search
@@ -159,17 +160,9 @@ def _unconstrained(hard: FileFilter) -> bool:
                 or hard.authors or hard.folder_ids or hard.file_ids is not None or hard.path_glob)
 
 
-def _likeness(library: Library, query: Optional[np.ndarray], model_id: str, hard: FileFilter) -> dict[int, float]:
-    """Cosine of each pool file's current summary to the request (files without one are absent).
-    The pool's ids are read only when the hard filter narrows it."""
-    if query is None or not model_id:
-        return {}
-    sims = summary_similarity(library, model_id, query)
-    if not sims or _unconstrained(hard):
-        return sims
-    with library.session() as s:
-        pool = set(s.scalars(build_query(s, hard).order_by(None).with_only_columns(File.id)))
-    return {i: v for i, v in sims.items() if i in pool}
+def _likeness_scores(sims: np.ndarray) -> np.ndarray:
+    """``_score(0, sim)`` for an array: a file's score from its summary alone."""
+    return SIMILARITY_WEIGHT * (np.maximum(0.0, sims - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR))
 
 
 def _score(tags: float, similarity: Optional[float]) -> float:
@@ -204,20 +197,25 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
     optional keyword group) and by summary likeness to ``query``; admit the best ``budget``.
     Costs what the candidates cost: the pool is counted in SQL, and only files with a group's
     tag or a summary are scored (a file with neither scores 0 and is never admitted)."""
-    likeness = _likeness(library, query, model_id, hard)
+    likeness = pool_likeness(library, query, model_id, hard, narrows=not _unconstrained(hard))
     with library.session() as s:
         pool = count_files(s, hard)
         counted, confirmed, paths = _group_scores(s, groups, hard) if groups else ({}, {}, {})
         n = max(1, len(groups))
         evidence: dict[int, tuple[float, float, Optional[float]]] = {}
-        for fid in set(counted) | set(likeness):
+        for fid, per_group in counted.items():
             sim = likeness.get(fid)
-            tags = sum(counted.get(fid, ())) / n
-            score = _score(tags, sim)
+            score = _score(sum(per_group) / n, sim)
             if score > 0.0:
-                evidence[fid] = (score, tags, sim)
+                evidence[fid] = (score, sum(per_group) / n, sim)
+        # Files with a summary but no keyword tag: counted all, rows built only for those that
+        # can still make the budget (at a million summarised files, not a million rows).
+        alone, alone_ids, alone_sims = likeness.top_alone(np.fromiter(counted, dtype=np.int64, count=len(counted)),
+                                                          _likeness_scores, budget)
+        for fid, sim in zip(alone_ids.tolist(), alone_sims.tolist()):
+            evidence[fid] = (_score(0.0, sim), 0.0, sim)
         paths.update(_paths(s, [fid for fid in evidence if fid not in paths]))  # summaries alone
-        unsummarised = sum(1 for fid in counted if fid in evidence and fid not in likeness)
+        unsummarised = sum(1 for fid in counted if fid in evidence and likeness.get(fid) is None)
         scored = [ScoredFile(fid, *paths[fid], *e) for fid, e in evidence.items()]
         scored.sort(key=lambda f: (-f.score, f.path))
         admitted = scored[:max(0, budget)]
@@ -225,7 +223,8 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
             confirmed_pool = _confirmed_pool(s, hard, [f.file_id for f in admitted])
             cutoff = admitted[-1].score if admitted else 0.0
             admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
-    return Ranking(pool, len(scored), budget, tuple(admitted), len(likeness), unsummarised)
+    candidates = len(evidence) - len(alone_ids) + alone
+    return Ranking(pool, candidates, budget, tuple(admitted), len(likeness), unsummarised)
 
 
 def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed: dict[int, list[float]], n: int, cutoff: float) -> ScoredFile:
