@@ -14,7 +14,12 @@ the tag vocabulary; the later ones are what every request costs), `spar ws expla
 `--source DIR` runs another checkout of spar_desktop (e.g. the previous commit, `git archive HEAD
 spar_desktop resources | tar -x -C DIR`) with the same Python, for before/after figures.
 
-Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--json OUT]
+`--postgres` runs every step against a PostgreSQL server started for the run (the team set-up,
+tests/support/servers.py: Debian's server binaries, loopback only, a fresh database), with
+auto_explain logging the plan of every statement slower than --explain-ms; the slowest plans go
+into the JSON.
+
+Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--postgres] [--json OUT]
 """
 
 from __future__ import annotations
@@ -120,11 +125,14 @@ def run(args) -> dict:
     data = work / f"data-{args.label}"
     shutil.rmtree(data, ignore_errors=True)
     env = dict(os.environ, HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", SPAR_DATA_DIR=str(data))
+    if getattr(args, "database_url", None):
+        env["SPAR_DATABASE_URL"] = args.database_url
     if args.source:
         env["PYTHONPATH"] = str(Path(args.source).resolve())
     spar = [sys.executable, "-c", "import sys; from spar_desktop.cli import main; sys.exit(main())"]
     result: dict = {"benchmark": "scale", "label": args.label, "files": args.files,
                     "source": args.source or "working tree",
+                    "backend": "postgresql" if getattr(args, "database_url", None) else "sqlite",
                     "generate_share_s": round(gen_s, 1), "load_average_1min_before": round(os.getloadavg()[0], 2)}
     scan = timed([*spar, "index", str(share), "--quiet"], env, work)
     scan["files_per_s"] = round(args.files / scan["wall_s"]) if scan["wall_s"] else None
@@ -144,6 +152,34 @@ def run(args) -> dict:
     return result
 
 
+def run_on_postgres(args) -> dict:
+    """``run`` against a fresh PostgreSQL database, with the plans of its slow statements."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.servers import fresh_database, postgres_server
+
+    log = Path(args.work or f"/tmp/spar-scale-{args.files}") / f"postgres-{args.label}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    options = ("-c shared_preload_libraries=auto_explain -c auto_explain.log_analyze=on "
+               f"-c auto_explain.log_min_duration={args.explain_ms}ms")
+    with postgres_server(options, log) as server:
+        args.database_url = fresh_database(server)
+        result = run(args)
+    result["slow_statement_plans"] = slow_plans(log.read_text(errors="replace") if log.exists() else "")
+    return result
+
+
+def slow_plans(log_text: str, keep: int = 8) -> list[dict]:
+    """The slowest auto_explain entries of a server log: duration, the statement's first line, the plan."""
+    entries = []
+    for block in re.split(r"\n(?=\S.*LOG:\s+duration: )", log_text):
+        m = re.search(r"LOG:\s+duration: ([\d.]+) ms\s+plan:\n(.*)", block, re.S)
+        if m:
+            query = re.search(r"Query Text: (.*)", m[2])
+            entries.append({"ms": float(m[1]), "query": (query[1] if query else "")[:300],
+                            "plan": [line.strip() for line in m[2].splitlines()[1:40] if line.strip()]})
+    return sorted(entries, key=lambda e: -e["ms"])[:keep]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=100_000)
@@ -152,10 +188,12 @@ def main() -> None:
     ap.add_argument("--source", help="a checkout whose spar_desktop to run instead of the installed one")
     ap.add_argument("--keep-data", action="store_true")
     ap.add_argument("--json", help="also write the result to this file")
+    ap.add_argument("--postgres", action="store_true", help="on a PostgreSQL server started for the run")
+    ap.add_argument("--explain-ms", type=int, default=300, help="with --postgres: log plans of statements this slow")
     args = ap.parse_args()
     if args.work and Path(args.work).resolve().is_relative_to(Path(__file__).resolve().parents[1]):
         ap.error("--work must be outside the repository")
-    result = run(args)
+    result = run_on_postgres(args) if args.postgres else run(args)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

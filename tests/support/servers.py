@@ -30,8 +30,10 @@ def _pg_bin(name: str) -> Optional[str]:
 
 
 @contextmanager
-def postgres_server() -> Iterator[str]:
+def postgres_server(options: str = "", log: Optional[Path] = None) -> Iterator[str]:
     """Start PostgreSQL on 127.0.0.1 in a temp dir; yield an SQLAlchemy URL; stop it after.
+    ``options``: more server settings ("-c name=value ..."); ``log``: keep the server log there
+    (benchmarks read the plans auto_explain writes to it).
 
     Raises RuntimeError with the reason when no server can be started (tests then skip)."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
@@ -54,7 +56,7 @@ def postgres_server() -> Iterator[str]:
     if r.returncode != 0:
         raise RuntimeError(f"initdb failed: {r.stderr.strip()[:300]}")
     r = run(pg_ctl, "-D", str(data), "-w", "-l", str(base / "log"), "-o",
-            f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off", "start")
+            f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off {options}", "start")
     if r.returncode != 0:
         raise RuntimeError(f"pg_ctl start failed: {r.stderr.strip()[:300]}")
     try:
@@ -65,6 +67,8 @@ def postgres_server() -> Iterator[str]:
         yield f"postgresql+psycopg://spar@127.0.0.1:{port}/spar"
     finally:
         run(pg_ctl, "-D", str(data), "-m", "immediate", "stop")
+        if log is not None and (base / "log").exists():
+            shutil.copyfile(base / "log", log)
         shutil.rmtree(base, ignore_errors=True)
 
 
