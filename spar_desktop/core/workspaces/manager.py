@@ -14,9 +14,10 @@ from __future__ import annotations
 import logging
 import re
 import secrets
+import threading
 from dataclasses import replace
 from datetime import date, datetime, timedelta
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from sqlalchemy import delete, func, select
 
@@ -25,7 +26,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.vector_store import delete_collection
-from spar_desktop.core.workspaces import builder, ranking
+from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.chunkings import chunking_of
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError, WorkspaceNotFound
@@ -38,12 +39,15 @@ from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
 )
 from spar_desktop.core.workspaces.request import ParsedRequest, parse_request
-from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults, open_searcher, search_workspace
-from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.selection import (
     Explanation, TagChoice, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
 )
 from spar_desktop.core.workspaces.tag_index import TagIndex
+
+if TYPE_CHECKING:  # a request (create, explain) never loads the builder nor the searcher (issue 30)
+    from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
+    from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults
+    from spar_desktop.core.workspaces.searchers import SearcherCache
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +111,19 @@ class Workspaces:
         self.engine = engine or engine_for(library.settings)
         self._tag_index: Any = None
         self.locks = WorkspaceLocks()
-        # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
-        self.searchers = SearcherCache(library, lambda: self.engine)
+        self._searchers: Optional[SearcherCache] = None
+        self._searchers_lock = threading.Lock()
+
+    @property
+    def searchers(self) -> SearcherCache:
+        """Workspace id → its searcher, in memory and saved for the next process (searchers.py);
+        made on first use: it imports the searcher (BM25, fusion), which a request does not need."""
+        with self._searchers_lock:
+            if self._searchers is None:
+                from spar_desktop.core.workspaces.searchers import SearcherCache
+
+                self._searchers = SearcherCache(self.library, lambda: self.engine)
+            return self._searchers
 
     def remove_orphaned_states(self) -> list[str]:
         """Remove saved-searcher folders of workspaces that no longer exist (deleted by another
@@ -316,9 +331,11 @@ class Workspaces:
 
     # -- build / search (see builder.py and search.py) ---------------------------------------
     def build(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
-              rebuild: bool = False, reopen_store: bool = False) -> builder.WorkspaceBuildReport:
+              rebuild: bool = False, reopen_store: bool = False) -> WorkspaceBuildReport:
         """Build or update ``name``; a build is also when saved searchers of deleted workspaces
         are tidied away. ``reopen_store``: a search found the vector store failing."""
+        from spar_desktop.core.workspaces import builder
+
         with self.lock(name):
             self.remove_orphaned_states()
             with self.library.session() as s:
@@ -346,6 +363,8 @@ class Workspaces:
         return replace(target, notes=notes)
 
     def _open_search(self, name: str, with_freshness: bool) -> tuple[SearchTarget, Optional[NeedsBuild]]:
+        from spar_desktop.core.workspaces.search import SearchTarget, open_searcher
+
         with shared_session(self.library) as (lib, s):
             info = workspace_info(s, workspace_row(s, name), self.data_dir)
             fresh = self._freshness(lib, s, info) if with_freshness else None
@@ -368,6 +387,8 @@ class Workspaces:
                   build_if_needed: bool = True) -> WorkspaceResults:
         """Search an opened ``target`` (one session: hits, log, last use). A vector store that
         fails is reopened by a rebuild from the cache, once, when ``build_if_needed``."""
+        from spar_desktop.core.workspaces.search import search_workspace
+
         try:
             return search_workspace(self.library, target, query, k, method, session_key, source)
         except NeedsBuild as exc:
