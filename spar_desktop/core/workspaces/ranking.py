@@ -169,7 +169,7 @@ def _group_scores(session, groups: Sequence[Mapping[int, float]], hard: FileFilt
              .group_by(File.id, File.path, File.content_hash))
         if not hard.include_unconfirmed:
             q = q.having(best_confirmed.is_not(None))
-        for fid, path, h, top, top_confirmed in session.execute(q):
+        for fid, path, h, top, top_confirmed in session.connection().execute(q).all():  # plain rows, one fetch
             paths[fid] = (path, h)
             if top_confirmed is not None:
                 confirmed.setdefault(fid, [0.0] * n)[gi] = float(top_confirmed)
