@@ -193,7 +193,7 @@ def run_create(args) -> int:
         flt = replace(flt, all_files=True)
     summarised = _summarise_candidates(mgr, flt)
     try:
-        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None))
+        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None), summarised=True)
     except UnscopedFilter as exc:
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:

@@ -116,12 +116,10 @@ class Workspaces:
 
     @property
     def searchers(self) -> SearcherCache:
-        """Workspace id → its searcher, in memory and saved for the next process (searchers.py);
-        made on first use: it imports the searcher (BM25, fusion), which a request does not need."""
+        """Workspace id → searcher, in memory and saved (searchers.py); made on first use (a request needs none)."""
         with self._searchers_lock:
             if self._searchers is None:
                 from spar_desktop.core.workspaces.searchers import SearcherCache
-
                 self._searchers = SearcherCache(self.library, lambda: self.engine)
             return self._searchers
 
@@ -159,10 +157,11 @@ class Workspaces:
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-               filter: Optional[WorkspaceFilter] = None,
-               chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
+               filter: Optional[WorkspaceFilter] = None, chunking: Optional[str] = None,
+               summarised: bool = False) -> tuple[WorkspaceInfo, Explanation]:
         """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
-        edited after a preview: no request is parsed and no tag is matched again)."""
+        edited after a preview: no request is parsed and no tag is matched again). ``summarised``:
+        the caller made the candidates' summaries already (with its progress line): not asked again."""
         name = check_name(name)
         with self.library.session() as s:
             if name_taken(s, name):
@@ -171,7 +170,8 @@ class Workspaces:
         # the whole index only when the filter says so on purpose (WorkspaceFilter.all_files).
         flt = require_scope(filter if filter is not None else
                             self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
-        self.summarise_candidates(flt)  # ranks by likeness now, not after the background job
+        if not summarised:
+            self.summarise_candidates(flt)  # ranks by likeness now, not after the background job
         with self.library.session() as s:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
                            chunking=chunking_of(chunking))
