@@ -52,6 +52,8 @@ def instrument() -> None:
     timed(tag_index.TagIndex, "match", "tag matching")
     timed(manager, "build_filter", "request -> filter")
     timed(manager, "explain", "ranked admission + funnel (explain)")
+    # Deciding whether candidates need summaries (it read every candidate twice before 2026-11-27).
+    timed(manager.Workspaces, "summarise_candidates", "on-demand summaries (decide, compute)")
 
 
 if __name__ == "__main__":

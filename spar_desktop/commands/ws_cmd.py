@@ -17,7 +17,6 @@ from spar_desktop.commands.common import CommandError, StderrProgress, open_libr
 from spar_desktop.commands.terminal import printable
 from spar_desktop.commands.ws_print import print_build_report, print_hits, print_unbuilt_files
 from spar_desktop.commands.ws_request import add_request_options, apply_drops, read_request
-from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -194,7 +193,7 @@ def run_create(args) -> int:
         flt = replace(flt, all_files=True)
     summarised = _summarise_candidates(mgr, flt)
     try:
-        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None))
+        info, exp = mgr.create(args.name, filter=flt, chunking=getattr(args, "chunking", None), summarised=True)
     except UnscopedFilter as exc:
         raise CommandError(f"{printable(exc)}\n{UNSCOPED_HINT}") from exc
     if args.json and not args.build:
@@ -321,6 +320,8 @@ def run_search(args) -> int:
     """Two database sessions in all: one reads the workspace, its freshness and its saved searcher
     (open_search), one writes the hits' log (search_in). A built workspace whose saved searcher is
     missing is rebuilt from the cache first (a note says why): searching a built workspace implies it."""
+    from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings  # the searcher: search only
+
     mgr = _manager(args)
     target = mgr.open_search(args.name, with_freshness=True, build_if_needed=True)
     if target.freshness.stale and args.update:

@@ -68,7 +68,9 @@ def test_a_later_request_neither_imports_chromadb_nor_loads_the_encoder(tmp_path
     """Issue 30: the vocabulary is a vector file of its own and a folder's name has its vector
     there: a later request in a new process (as a user runs it) needs neither the vector store's
     library nor a vocabulary pass, which cost 1.4 s and minutes before. The request itself is
-    encoded to rank by file summaries (issue 29) - once: asked again, it loads no model."""
+    encoded to rank by file summaries (issue 29) - once: asked again, it loads no model. Nor does
+    a request load what only a build, a search or a summary needs (issue 30: the builder, the
+    searcher and the document readers were 0.6 s of every request's imports)."""
     import os
     import subprocess
     import sys
@@ -79,6 +81,7 @@ def test_a_later_request_neither_imports_chromadb_nor_loads_the_encoder(tmp_path
     assert spar(capsys, data, "ws", "create", "first", "--prompt", "reports from 2019")[0] == 0
     probe = ("import sys; from spar_desktop.cli import main; code = main(sys.argv[1:]); "
              "print('loaded:', sorted(m for m in ('chromadb', 'onnxruntime', 'torch') if m in sys.modules)); "
+             f"print('build or search:', sorted(m for m in {BUILD_OR_SEARCH!r} if m in sys.modules)); "
              "sys.exit(code)")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p), HF_HUB_OFFLINE="1")
 
@@ -92,4 +95,12 @@ def test_a_later_request_neither_imports_chromadb_nor_loads_the_encoder(tmp_path
 
     new_words = create("later", "minutes from 2018")
     assert "chromadb" not in new_words.stdout and "torch" not in new_words.stdout
-    assert "loaded: []" in create("again", "reports from 2019").stdout
+    assert "build or search: []" in new_words.stdout
+    again = create("again", "reports from 2019").stdout
+    assert "loaded: []" in again and "build or search: []" in again
+
+
+# Modules only a build, a search or a file summary needs (a request that summarises nothing).
+BUILD_OR_SEARCH = ("spar_desktop.core.workspaces.builder", "spar_desktop.core.workspaces.search",
+                   "spar_desktop.core.retrieval.searcher", "spar_desktop.core.embedding.pipeline",
+                   "spar_desktop.core.documents.reading", "spar_desktop.core.documents.chunking", "bm25s")

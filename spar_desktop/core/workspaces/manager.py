@@ -12,20 +12,19 @@ same exclusion.
 from __future__ import annotations
 
 import logging
-import re
-import secrets
+import threading
 from dataclasses import replace
 from datetime import date, datetime, timedelta
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import delete, select
 
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import utcnow
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.retrieval.vector_store import delete_collection
-from spar_desktop.core.workspaces import builder, ranking
+from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.chunkings import chunking_of
 from spar_desktop.core.workspaces.engine import Engine, engine_for
 from spar_desktop.core.workspaces.errors import NeedsBuild, WorkspaceError, WorkspaceNotFound
@@ -34,69 +33,24 @@ from spar_desktop.core.workspaces.locks import WorkspaceLocks
 from spar_desktop.core.workspaces.lookup import (  # noqa: F401 - WorkspaceInfo, INTERRUPTED_MESSAGE: importable here
     INTERRUPTED_MESSAGE, WorkspaceInfo, live_filter, shared_session, workspace_info, workspace_row,
 )
+from spar_desktop.core.workspaces.names import (  # noqa: F401 - name_problem, clean_name: importable here
+    MAX_NAME_LENGTH, check_name, clean_name, collection_name, name_problem, name_taken,
+)
 from spar_desktop.core.workspaces.models import (
     QueryLogEntry, Workspace, WorkspaceFile, WorkspaceFileState, WorkspaceStatus,
 )
 from spar_desktop.core.workspaces.request import ParsedRequest, parse_request
-from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults, open_searcher, search_workspace
-from spar_desktop.core.workspaces.searchers import SearcherCache
 from spar_desktop.core.workspaces.selection import (
     Explanation, TagChoice, WorkspaceFilter, build_filter, explain, require_scope, tag_choice,
 )
 from spar_desktop.core.workspaces.tag_index import TagIndex
 
+if TYPE_CHECKING:  # a request (create, explain) never loads the builder nor the searcher (issue 30)
+    from spar_desktop.core.workspaces.builder import WorkspaceBuildReport
+    from spar_desktop.core.workspaces.search import SearchTarget, WorkspaceResults
+    from spar_desktop.core.workspaces.searchers import SearcherCache
+
 log = logging.getLogger(__name__)
-
-
-MAX_NAME_LENGTH = 200
-# Control characters (C0, DEL, C1: a name is printed in terminals and lists), line and paragraph
-# separators, bidi overrides and isolates (they reorder what is shown), path separators (a name
-# must never read as a path), and lone surrogates (undecodable bytes: no database stores them).
-_BAD_NAME_CHAR = re.compile("[\x00-\x1f\x7f-\x9f/\\\\\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
-
-
-def name_problem(name: str) -> Optional[str]:
-    """Why ``name`` (already stripped) cannot name a workspace, or None."""
-    if not name:
-        return "a workspace needs a name"
-    if len(name) > MAX_NAME_LENGTH:
-        return f"a workspace name is limited to {MAX_NAME_LENGTH} characters"
-    bad = _BAD_NAME_CHAR.search(name)
-    if bad:
-        c = bad[0]
-        what = ("a path separator ('/' or '\\')" if c in "/\\" else
-                f"the control character U+{ord(c):04X}" if ord(c) <= 0x9F else
-                "an undecodable byte" if 0xD800 <= ord(c) <= 0xDFFF else f"the invisible character U+{ord(c):04X}")
-        return f"a workspace name cannot contain {what}"
-    return None
-
-
-def check_name(name: str) -> str:
-    """``name`` stripped, or WorkspaceError saying what is wrong with it (names a user typed)."""
-    name = (name or "").strip()
-    problem = name_problem(name)
-    if problem:
-        raise WorkspaceError(problem)
-    return name
-
-
-def clean_name(name: str, fallback: str = "imported workspace") -> str:
-    """A usable name from one someone else chose (a shared file): control characters become
-    spaces, path separators '-', runs of spaces one; ``fallback`` when nothing is left."""
-    cleaned = _BAD_NAME_CHAR.sub(lambda m: "-" if m[0] in "/\\" else " ", name or "")
-    cleaned = " ".join(cleaned.split())[:MAX_NAME_LENGTH].strip()
-    return cleaned or fallback
-
-
-def name_taken(s, name: str) -> bool:
-    """Names are unique ignoring case ('Falcon' and 'falcon' would be the same workspace to a user)."""
-    return s.scalar(select(Workspace.id).where(func.lower(Workspace.name) == name.lower()).limit(1)) is not None
-
-
-def collection_name(name: str) -> str:
-    """Safe, unique and recognisable: 'ws-<slug>-<random>' (names may repeat after a delete)."""
-    slug = re.sub(r"[^a-zA-Z0-9]+", "-", name).strip("-").lower()[:40] or "workspace"
-    return f"ws-{slug}-{secrets.token_hex(4)}"
 
 
 class Workspaces:
@@ -107,8 +61,17 @@ class Workspaces:
         self.engine = engine or engine_for(library.settings)
         self._tag_index: Any = None
         self.locks = WorkspaceLocks()
-        # Workspace id → its searcher, in memory and saved for the next process (searchers.py).
-        self.searchers = SearcherCache(library, lambda: self.engine)
+        self._searchers: Optional[SearcherCache] = None
+        self._searchers_lock = threading.Lock()
+
+    @property
+    def searchers(self) -> SearcherCache:
+        """Workspace id → searcher, in memory and saved (searchers.py); made on first use (a request needs none)."""
+        with self._searchers_lock:
+            if self._searchers is None:
+                from spar_desktop.core.workspaces.searchers import SearcherCache
+                self._searchers = SearcherCache(self.library, lambda: self.engine)
+            return self._searchers
 
     def remove_orphaned_states(self) -> list[str]:
         """Remove saved-searcher folders of workspaces that no longer exist (deleted by another
@@ -144,10 +107,11 @@ class Workspaces:
     # -- create / read --------------------------------------------------------------------
     def create(self, name: str, request: str = "", *, tags: Sequence[str] = (), since: Optional[date] = None,
                until: Optional[date] = None, types: Sequence[str] = (), today: Optional[date] = None,
-               filter: Optional[WorkspaceFilter] = None,
-               chunking: Optional[str] = None) -> tuple[WorkspaceInfo, Explanation]:
+               filter: Optional[WorkspaceFilter] = None, chunking: Optional[str] = None,
+               summarised: bool = False) -> tuple[WorkspaceInfo, Explanation]:
         """From a request and/or options, or from ``filter`` exactly as given (e.g. one a user
-        edited after a preview: no request is parsed and no tag is matched again)."""
+        edited after a preview: no request is parsed and no tag is matched again). ``summarised``:
+        the caller made the candidates' summaries already (with its progress line): not asked again."""
         name = check_name(name)
         with self.library.session() as s:
             if name_taken(s, name):
@@ -156,7 +120,8 @@ class Workspaces:
         # the whole index only when the filter says so on purpose (WorkspaceFilter.all_files).
         flt = require_scope(filter if filter is not None else
                             self.filter_for(request, tags=tags, since=since, until=until, types=types, today=today))
-        self.summarise_candidates(flt)  # ranks by likeness now, not after the background job
+        if not summarised:
+            self.summarise_candidates(flt)  # ranks by likeness now, not after the background job
         with self.library.session() as s:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
                            chunking=chunking_of(chunking))
@@ -326,9 +291,11 @@ class Workspaces:
 
     # -- build / search (see builder.py and search.py) ---------------------------------------
     def build(self, name: str, progress: ProgressCallback = no_progress, cancel: Optional[CancelToken] = None,
-              rebuild: bool = False, reopen_store: bool = False) -> builder.WorkspaceBuildReport:
+              rebuild: bool = False, reopen_store: bool = False) -> WorkspaceBuildReport:
         """Build or update ``name``; a build is also when saved searchers of deleted workspaces
         are tidied away. ``reopen_store``: a search found the vector store failing."""
+        from spar_desktop.core.workspaces import builder
+
         with self.lock(name):
             self.remove_orphaned_states()
             with self.library.session() as s:
@@ -356,6 +323,8 @@ class Workspaces:
         return replace(target, notes=notes)
 
     def _open_search(self, name: str, with_freshness: bool) -> tuple[SearchTarget, Optional[NeedsBuild]]:
+        from spar_desktop.core.workspaces.search import SearchTarget, open_searcher
+
         with shared_session(self.library) as (lib, s):
             info = workspace_info(s, workspace_row(s, name), self.data_dir)
             fresh = self._freshness(lib, s, info) if with_freshness else None
@@ -378,6 +347,8 @@ class Workspaces:
                   build_if_needed: bool = True) -> WorkspaceResults:
         """Search an opened ``target`` (one session: hits, log, last use). A vector store that
         fails is reopened by a rebuild from the cache, once, when ``build_if_needed``."""
+        from spar_desktop.core.workspaces.search import search_workspace
+
         try:
             return search_workspace(self.library, target, query, k, method, session_key, source)
         except NeedsBuild as exc:
