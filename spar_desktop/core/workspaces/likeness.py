@@ -38,8 +38,16 @@ class Likeness:
         return len(self.ids)
 
     def get(self, file_id: int) -> Optional[float]:
-        i = int(np.searchsorted(self.ids, file_id))
-        return float(self.sims[i]) if i < len(self.ids) and self.ids[i] == file_id else None
+        return self.of(np.asarray([file_id], dtype=np.int64)).get(int(file_id))
+
+    def of(self, file_ids: np.ndarray) -> dict[int, float]:
+        """file id → cosine, for those of ``file_ids`` with a summary (one vectorised lookup: a
+        request's tag candidates are tens of thousands)."""
+        if not len(self.ids) or not len(file_ids):
+            return {}
+        pos = np.minimum(np.searchsorted(self.ids, file_ids), len(self.ids) - 1)
+        hit = self.ids[pos] == file_ids
+        return dict(zip(file_ids[hit].tolist(), self.sims[pos[hit]].tolist()))
 
     def top_alone(self, exclude: np.ndarray, score: Callable[[np.ndarray], np.ndarray],
                   keep: int) -> tuple[int, np.ndarray, np.ndarray]:

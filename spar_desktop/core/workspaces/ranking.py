@@ -227,19 +227,20 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
         counted, confirmed, paths = _group_scores(s, groups, hard) if groups else ({}, {}, {})
         n = max(1, len(groups))
         evidence: dict[int, tuple[float, float, Optional[float]]] = {}
+        counted_ids = np.fromiter(counted, dtype=np.int64, count=len(counted))
+        sims = likeness.of(counted_ids)
         for fid, per_group in counted.items():
-            sim = likeness.get(fid)
+            sim = sims.get(fid)
             score = _score(sum(per_group) / n, sim)
             if score > 0.0:
                 evidence[fid] = (score, sum(per_group) / n, sim)
         # Files with a summary but no keyword tag: counted all, rows built only for those that
         # can still make the budget (at a million summarised files, not a million rows).
-        alone, alone_ids, alone_sims = likeness.top_alone(np.fromiter(counted, dtype=np.int64, count=len(counted)),
-                                                          _likeness_scores, budget)
+        alone, alone_ids, alone_sims = likeness.top_alone(counted_ids, _likeness_scores, budget)
         for fid, sim in zip(alone_ids.tolist(), alone_sims.tolist()):
             evidence[fid] = (_score(0.0, sim), 0.0, sim)
         paths.update(_paths(s, [fid for fid in evidence if fid not in paths]))  # summaries alone
-        unsummarised = sum(1 for fid in counted if fid in evidence and likeness.get(fid) is None)
+        unsummarised = sum(1 for fid in counted if fid in evidence and fid not in sims)
         best = sorted(evidence, key=lambda fid: (-evidence[fid][0], paths[fid][0]))[:max(0, budget)]
         admitted = [ScoredFile(fid, *paths[fid], *evidence[fid]) for fid in best]  # the admitted only
         if hard.include_unconfirmed:
