@@ -18,6 +18,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, TagSource, utcnow
 from spar_desktop.core.library.probe import CONTAINER_FORMATS
 from spar_desktop.core.library.probe_result import ProbeResult
+from spar_desktop.core.library.query_indexes import drop_query_indexes
 from spar_desktop.core.library.scan_report import UNEXPECTED_RECORD, ScanReport
 from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_specs
 from spar_desktop.core.progress import Progress, ProgressCallback
@@ -45,6 +46,10 @@ class BatchWriter:
         self.tag_cache: Optional[TagCache] = None
         self.listings: dict[str, ContainerListing] = {}  # path -> members of containers in the batch being written
         self.chain_ids: dict[tuple[str, object], int] = {}  # (source, folder path or (year, month)) → tag id
+        # Set by the scan when it may bulk-load: the first batch of at least this many new files
+        # drops the query indexes (re-created when the scan ends, or at the next open if killed).
+        self.bulk_min: Optional[int] = None
+        self.dropped_indexes = False
 
     @property
     def pending(self) -> int:
@@ -68,6 +73,9 @@ class BatchWriter:
         # transaction opens: a large archive must not hold the index's write lock meanwhile.
         self.listings = {row["path"]: self._list(row) for row in [r for r, _, _ in new] + [r for _, r, _, _ in changed]
                          if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK}
+        if self.bulk_min is not None and not self.dropped_indexes and len(new) >= self.bulk_min:
+            drop_query_indexes(self.lib.engine)
+            self.dropped_indexes = True
         try:
             self._write(new, changed)
         except OperationalError:

@@ -21,7 +21,7 @@ from contextlib import nullcontext
 from operator import itemgetter
 from typing import Optional, Sequence
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
@@ -37,6 +37,7 @@ from spar_desktop.core.library.probe import (
     mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
 )
 from spar_desktop.core.library.probe_result import ProbeResult
+from spar_desktop.core.library.query_indexes import BULK_MAX_EXISTING, ensure_query_indexes
 from spar_desktop.core.library.scan_report import UNEXPECTED_READ, UNEXPECTED_RECORD, ScanReport, os_error_message
 from spar_desktop.core.library.scan_walk import TreeWalk
 from spar_desktop.core.library.scan_write import BatchWriter
@@ -50,9 +51,10 @@ class RootRefused(ValueError):
 
 
 class Scanner:
-    def __init__(self, library: Library, batch_size: int = 2000) -> None:
+    def __init__(self, library: Library, batch_size: int = 2000, bulk_load: bool = True) -> None:
         self.library = library
         self.batch_size = batch_size
+        self.bulk_load = bulk_load  # a first scan into an (almost) empty index: see query_indexes.py
         data_dir = library.settings.data_dir if library.settings else None
         # Never index our own data dir if a user adds a folder that contains it.
         self._excluded = {normalize_root(str(data_dir))} if data_dir else set()
@@ -158,6 +160,7 @@ class _ScanRun:
                  progress: ProgressCallback, cancel: Optional[CancelToken]) -> None:
         self.lib = scanner.library
         self.batch_size = scanner.batch_size
+        self.bulk_load = scanner.bulk_load
         self.folder = folder
         self.root = folder.path
         self.subtree = subtree
@@ -199,6 +202,10 @@ class _ScanRun:
                 known[p] = (p, i, -1, mt, st, h, fmt)
         self.known = known
         self.unseen = dict(known)
+        if self.bulk_load and not known:
+            with self.lib.engine.connect() as conn:
+                if conn.execute(select(func.count()).select_from(File)).scalar() <= BULK_MAX_EXISTING:
+                    self.writer.bulk_min = self.batch_size  # from the first full batch on
 
     def execute(self) -> None:
         self._load_known()
@@ -211,10 +218,15 @@ class _ScanRun:
             self.writer.flush()
             complete = not (self.cancel is not None and self.cancel.cancelled)
         finally:
-            if not complete:
-                self.writer.flush()
-                self.report.cancelled = True
-            self._finish(complete)
+            try:
+                if not complete:
+                    self.writer.flush()
+                    self.report.cancelled = True
+                self._finish(complete)
+            finally:
+                if self.writer.dropped_indexes:
+                    self.progress(Progress(self.n_seen, None, "building the index's lookup indexes"))
+                    ensure_query_indexes(self.lib.engine)
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a
