@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
-from spar_desktop.core.library.bulk import insert_rows
+from spar_desktop.core.library.bulk import insert_rows, insert_tuples
 from spar_desktop.core.library.children import ContainerListing, read_container, remove_children, sync_children
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, TagSource, utcnow
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 # A known row: (path, id, size, mtime_ns, status, content_hash, format).
 NewFile = tuple[dict, str, ProbeResult]  # (row, shown path, probe result)
 ChangedFile = tuple[tuple, dict, str, ProbeResult]  # (known row, row, shown path, probe result)
+_LINK_KEYS = ("file_id", "tag_id", "source")
 
 
 class BatchWriter:
@@ -158,7 +159,7 @@ class BatchWriter:
             id_of.update(conn.execute(
                 select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
         ids = [id_of[p] for p in paths]
-        insert_rows(conn, FileTag.__table__, self._tag_links(s, ids, rows))
+        self._insert_links(conn, self._tag_links(s, ids, rows))
         for row, shown, result in pending_new:
             if result.status != FileStatus.OK:
                 tally.problems.append((shown, result.error or result.status))
@@ -186,8 +187,7 @@ class BatchWriter:
         for i in range(0, len(changed_ids), 500):
             conn.execute(delete(FileTag).where(FileTag.file_id.in_(changed_ids[i:i + 500]),
                                                FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
-        insert_rows(conn, FileTag.__table__,
-                    self._tag_links(s, changed_ids, [row for _, row, _, _ in pending_changed]))
+        self._insert_links(conn, self._tag_links(s, changed_ids, [row for _, row, _, _ in pending_changed]))
         for known, row, shown, result in pending_changed:
             if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
                 self._sync_children(s, known[1], row, tally)
@@ -209,14 +209,18 @@ class BatchWriter:
                 s.execute(delete(FileTag).where(FileTag.file_id.in_(ids[k:k + 500]),
                                                 FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
         if changed:
-            insert_rows(s.connection(), FileTag.__table__, self._tag_links(s, [i for i, _ in changed],
-                                                                           [r for _, r in changed]))
+            self._insert_links(s.connection(), self._tag_links(s, [i for i, _ in changed], [r for _, r in changed]))
         tally.children += len(changed)
         tally.problems.extend(sync.problems)
 
-    def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[dict]:
-        """Folder and date tag links of a batch; tags not seen yet in this run are resolved (and
-        created when new) for the whole batch at once."""
+    @staticmethod
+    def _insert_links(conn, links: list[tuple[int, int, str]]) -> None:
+        """Folder and date links are confirmed with full score: the folder is where the file is."""
+        insert_tuples(conn, FileTag.__table__, _LINK_KEYS, links, {"score": 1.0, "confirmed": True})
+
+    def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[tuple[int, int, str]]:
+        """(file id, tag id, source) of the folder and date links of a batch; tags not seen yet in
+        this run are resolved (and created when new) for the whole batch at once."""
         chain_ids = self.chain_ids
         wanted: list[tuple[int, str, object]] = []
         missing: dict[tuple[str, object], list[tuple[str, str]]] = {}
@@ -240,5 +244,4 @@ class BatchWriter:
             keys = list(missing)
             ids = self.tag_cache.ensure_chains(s, [(missing[k], k[0]) for k in keys])
             chain_ids.update(zip(keys, ids))
-        return [{"file_id": file_id, "tag_id": chain_ids[key], "source": source, "score": 1.0, "confirmed": True}
-                for file_id, source, key in wanted]
+        return [(file_id, chain_ids[key], source) for file_id, source, key in wanted]
