@@ -17,7 +17,6 @@ from spar_desktop.commands.common import CommandError, StderrProgress, open_libr
 from spar_desktop.commands.terminal import printable
 from spar_desktop.commands.ws_print import print_build_report, print_hits, print_unbuilt_files
 from spar_desktop.commands.ws_request import add_request_options, apply_drops, read_request
-from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -331,6 +330,10 @@ def run_search(args) -> int:
             progress.finish()
         target = mgr.open_search(args.name, with_freshness=True)
     fresh = target.freshness
+    # Imported here: at module level it loaded ~430 modules (5 s under load) into every `spar`
+    # command, `spar index` of an unchanged share included, since the CLI registers all commands.
+    from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
+
     res = mgr.search_in(target, args.query, k=args.k, method=args.method)
     if args.method == "hybrid" and not args.no_rerank:  # conditional reranking (core/workspaces/reranking.py)
         res = rerank_with_settings(res, mgr.library.settings)
