@@ -330,10 +330,8 @@ def run_search(args) -> int:
             progress.finish()
         target = mgr.open_search(args.name, with_freshness=True)
     fresh = target.freshness
-    # Imported here: at module level it loaded ~430 modules (5 s under load) into every `spar`
-    # command, `spar index` of an unchanged share included, since the CLI registers all commands.
+    # Here, not at module level: ~430 modules that every `spar` command (spar index too) loaded.
     from spar_desktop.core.workspaces.reranking import rerank_note, rerank_with_settings
-
     res = mgr.search_in(target, args.query, k=args.k, method=args.method)
     if args.method == "hybrid" and not args.no_rerank:  # conditional reranking (core/workspaces/reranking.py)
         res = rerank_with_settings(res, mgr.library.settings)
