@@ -36,12 +36,21 @@ def run_index(source: str, data_dir: Path, share: str) -> dict:
     env = dict(os.environ, PYTHONPATH=source, QT_QPA_PLATFORM="offscreen", HF_HUB_OFFLINE="1")
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "spar_desktop.cli", "--data-dir", str(data_dir),
            "index", share, "--quiet"]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    # Run outside any checkout: `python -m` puts the working directory first on sys.path, so run
+    # from a repository both labels would import that repository's package, not their source.
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=data_dir.parent)
     found = {k: re.search(p, done.stderr).group(1) for k, p in _FIELDS.items()}
     return {"wall_s": round(_seconds(found["wall"]), 2),
             "cpu_s": round(float(found["user"]) + float(found["sys"]), 2),
             "rss_mb": round(int(found["rss_kb"]) / 1024), "summary": done.stdout.strip().splitlines()[-1],
             "load_avg_1m": round(os.getloadavg()[0], 2)}
+
+
+def resolved_package(source: str, cwd: Path) -> str:
+    """Where a run with this source imports spar_desktop from (recorded: proves which code ran)."""
+    env = dict(os.environ, PYTHONPATH=source)
+    return subprocess.run([sys.executable, "-c", "import spar_desktop; print(spar_desktop.__file__)"], env=env,
+                          capture_output=True, text=True, check=True, cwd=cwd).stdout.strip()
 
 
 def main() -> None:
@@ -55,6 +64,7 @@ def main() -> None:
     n_files = sum(len(f) for _, _, f in os.walk(args.share))
     runs: dict[str, dict[str, list]] = {label: {"first": [], "rescan": []} for label in sources}
     work = Path(tempfile.mkdtemp(prefix="spar-scan-speed-"))
+    resolved = {label: resolved_package(src, work) for label, src in sources.items()}
     try:
         for r in range(args.rounds):
             for label in (list(sources) if r % 2 == 0 else list(reversed(sources))):
@@ -70,7 +80,7 @@ def main() -> None:
         m["first"]["files_per_s_wall"] = round(n_files / m["first"]["wall_s"])
         m["first"]["files_per_s_cpu"] = round(n_files / m["first"]["cpu_s"])
     out = {"benchmark": "scan_speed", "share": args.share, "files": n_files, "rounds": args.rounds,
-           "sources": sources, "runs": runs, "median": med}
+           "sources": sources, "imported_from": resolved, "runs": runs, "median": med}
     labels = list(sources)
     if len(labels) == 2:
         a, b = labels

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.migrations import IndexTooNewError, MigrationError  # noqa: F401  (re-exported)
+from spar_desktop.core.library.query_indexes import restore_at_open
 from spar_desktop.core.migrations.runner import UpgradeReport, upgrade_index
 
 log = logging.getLogger(__name__)
@@ -53,6 +54,8 @@ class Library:
         # Creates a new index, upgrades an older one (backup first), or raises IndexTooNewError
         # without writing anything; serialized between processes (see core/migrations/runner.py).
         self.upgrade: Optional[UpgradeReport] = upgrade_index(engine)
+        # A scan killed while bulk-loading left its query indexes out: build them back now.
+        restore_at_open(engine, settings.layout.scan_lock if settings is not None else None)
 
     @classmethod
     def open(cls, settings: Settings) -> "Library":

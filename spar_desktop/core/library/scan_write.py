@@ -12,12 +12,13 @@ from sqlalchemy.exc import OperationalError
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
-from spar_desktop.core.library.bulk import insert_rows
+from spar_desktop.core.library.bulk import insert_rows, insert_tuples
 from spar_desktop.core.library.children import ContainerListing, read_container, remove_children, sync_children
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, TagSource, utcnow
 from spar_desktop.core.library.probe import CONTAINER_FORMATS
 from spar_desktop.core.library.probe_result import ProbeResult
+from spar_desktop.core.library.query_indexes import drop_query_indexes
 from spar_desktop.core.library.scan_report import UNEXPECTED_RECORD, ScanReport
 from spar_desktop.core.library.tags import TagCache, date_tag_specs, path_tag_specs
 from spar_desktop.core.progress import Progress, ProgressCallback
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 # A known row: (path, id, size, mtime_ns, status, content_hash, format).
 NewFile = tuple[dict, str, ProbeResult]  # (row, shown path, probe result)
 ChangedFile = tuple[tuple, dict, str, ProbeResult]  # (known row, row, shown path, probe result)
+_LINK_KEYS = ("file_id", "tag_id", "source")
 
 
 class BatchWriter:
@@ -45,6 +47,10 @@ class BatchWriter:
         self.tag_cache: Optional[TagCache] = None
         self.listings: dict[str, ContainerListing] = {}  # path -> members of containers in the batch being written
         self.chain_ids: dict[tuple[str, object], int] = {}  # (source, folder path or (year, month)) → tag id
+        # Set by the scan when it may bulk-load: the first batch of at least this many new files
+        # drops the query indexes (re-created when the scan ends, or at the next open if killed).
+        self.bulk_min: Optional[int] = None
+        self.dropped_indexes = False
 
     @property
     def pending(self) -> int:
@@ -68,6 +74,9 @@ class BatchWriter:
         # transaction opens: a large archive must not hold the index's write lock meanwhile.
         self.listings = {row["path"]: self._list(row) for row in [r for r, _, _ in new] + [r for _, r, _, _ in changed]
                          if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK}
+        if self.bulk_min is not None and not self.dropped_indexes and len(new) >= self.bulk_min:
+            drop_query_indexes(self.lib.engine)
+            self.dropped_indexes = True
         try:
             self._write(new, changed)
         except OperationalError:
@@ -150,7 +159,7 @@ class BatchWriter:
             id_of.update(conn.execute(
                 select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
         ids = [id_of[p] for p in paths]
-        insert_rows(conn, FileTag.__table__, self._tag_links(s, ids, rows))
+        self._insert_links(conn, self._tag_links(s, ids, rows))
         for row, shown, result in pending_new:
             if result.status != FileStatus.OK:
                 tally.problems.append((shown, result.error or result.status))
@@ -178,8 +187,7 @@ class BatchWriter:
         for i in range(0, len(changed_ids), 500):
             conn.execute(delete(FileTag).where(FileTag.file_id.in_(changed_ids[i:i + 500]),
                                                FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
-        insert_rows(conn, FileTag.__table__,
-                    self._tag_links(s, changed_ids, [row for _, row, _, _ in pending_changed]))
+        self._insert_links(conn, self._tag_links(s, changed_ids, [row for _, row, _, _ in pending_changed]))
         for known, row, shown, result in pending_changed:
             if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
                 self._sync_children(s, known[1], row, tally)
@@ -201,14 +209,18 @@ class BatchWriter:
                 s.execute(delete(FileTag).where(FileTag.file_id.in_(ids[k:k + 500]),
                                                 FileTag.source.in_([TagSource.PATH, TagSource.DATE])))
         if changed:
-            insert_rows(s.connection(), FileTag.__table__, self._tag_links(s, [i for i, _ in changed],
-                                                                           [r for _, r in changed]))
+            self._insert_links(s.connection(), self._tag_links(s, [i for i, _ in changed], [r for _, r in changed]))
         tally.children += len(changed)
         tally.problems.extend(sync.problems)
 
-    def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[dict]:
-        """Folder and date tag links of a batch; tags not seen yet in this run are resolved (and
-        created when new) for the whole batch at once."""
+    @staticmethod
+    def _insert_links(conn, links: list[tuple[int, int, str]]) -> None:
+        """Folder and date links are confirmed with full score: the folder is where the file is."""
+        insert_tuples(conn, FileTag.__table__, _LINK_KEYS, links, {"score": 1.0, "confirmed": True})
+
+    def _tag_links(self, s, file_ids: list[int], rows: list[dict]) -> list[tuple[int, int, str]]:
+        """(file id, tag id, source) of the folder and date links of a batch; tags not seen yet in
+        this run are resolved (and created when new) for the whole batch at once."""
         chain_ids = self.chain_ids
         wanted: list[tuple[int, str, object]] = []
         missing: dict[tuple[str, object], list[tuple[str, str]]] = {}
@@ -232,5 +244,4 @@ class BatchWriter:
             keys = list(missing)
             ids = self.tag_cache.ensure_chains(s, [(missing[k], k[0]) for k in keys])
             chain_ids.update(zip(keys, ids))
-        return [{"file_id": file_id, "tag_id": chain_ids[key], "source": source, "score": 1.0, "confirmed": True}
-                for file_id, source, key in wanted]
+        return [(file_id, chain_ids[key], source) for file_id, source, key in wanted]

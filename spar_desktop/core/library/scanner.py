@@ -21,7 +21,7 @@ from contextlib import nullcontext
 from operator import itemgetter
 from typing import Optional, Sequence
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
@@ -37,6 +37,7 @@ from spar_desktop.core.library.probe import (
     mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
 )
 from spar_desktop.core.library.probe_result import ProbeResult
+from spar_desktop.core.library.query_indexes import BULK_MAX_EXISTING, ensure_query_indexes
 from spar_desktop.core.library.scan_report import UNEXPECTED_READ, UNEXPECTED_RECORD, ScanReport, os_error_message
 from spar_desktop.core.library.scan_walk import TreeWalk
 from spar_desktop.core.library.scan_write import BatchWriter
@@ -50,9 +51,10 @@ class RootRefused(ValueError):
 
 
 class Scanner:
-    def __init__(self, library: Library, batch_size: int = 2000) -> None:
+    def __init__(self, library: Library, batch_size: int = 2000, bulk_load: bool = True) -> None:
         self.library = library
         self.batch_size = batch_size
+        self.bulk_load = bulk_load  # a first scan into an (almost) empty index: see query_indexes.py
         data_dir = library.settings.data_dir if library.settings else None
         # Never index our own data dir if a user adds a folder that contains it.
         self._excluded = {normalize_root(str(data_dir))} if data_dir else set()
@@ -150,7 +152,7 @@ class _ScanRun:
     Known rows are plain tuples ``(path, id, size, mtime_ns, status, content_hash, format)`` in a dict
     loaded by one select; a row that must be re-probed whatever its size/mtime (missing, or a sampled
     fingerprint on a readable format) is stored with size -1 so the one comparison per file
-    fails. ``unseen`` starts as a copy of it and loses each path the walk finds: what is left
+    fails. ``unseen`` is that dict; it loses each path the walk finds: what is left
     at the end of a complete scan is gone from disk.
     """
 
@@ -158,13 +160,13 @@ class _ScanRun:
                  progress: ProgressCallback, cancel: Optional[CancelToken]) -> None:
         self.lib = scanner.library
         self.batch_size = scanner.batch_size
+        self.bulk_load = scanner.bulk_load
         self.folder = folder
         self.root = folder.path
         self.subtree = subtree
         self.report = report
         self.progress = progress
         self.cancel = cancel
-        self.known: dict[str, tuple] = {}
         self.unseen: dict[str, tuple] = {}
         self.n_seen = 0
         ignore = IgnoreMatcher(list(DEFAULT_IGNORE_PATTERNS) + list(folder.ignore_patterns or []))
@@ -197,8 +199,12 @@ class _ScanRun:
                 # readable format (an index from before full hashing, or a format that became
                 # readable): re-probe so it gets its full-content hash.
                 known[p] = (p, i, -1, mt, st, h, fmt)
-        self.known = known
-        self.unseen = dict(known)
+        # The walk pops what it finds (one dict, not a copy: at 1M files a second dict is ~60 MB).
+        self.unseen = known
+        if self.bulk_load and not known:
+            with self.lib.engine.connect() as conn:
+                if conn.execute(select(func.count()).select_from(File)).scalar() <= BULK_MAX_EXISTING:
+                    self.writer.bulk_min = self.batch_size  # from the first full batch on
 
     def execute(self) -> None:
         self._load_known()
@@ -211,10 +217,15 @@ class _ScanRun:
             self.writer.flush()
             complete = not (self.cancel is not None and self.cancel.cancelled)
         finally:
-            if not complete:
-                self.writer.flush()
-                self.report.cancelled = True
-            self._finish(complete)
+            try:
+                if not complete:
+                    self.writer.flush()
+                    self.report.cancelled = True
+                self._finish(complete)
+            finally:
+                if self.writer.dropped_indexes:
+                    self.progress(Progress(self.n_seen, None, "building the index's lookup indexes"))
+                    ensure_query_indexes(self.lib.engine)
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a

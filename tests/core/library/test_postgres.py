@@ -57,3 +57,36 @@ def test_scan_tags_and_queries_on_postgres(pg_url, tmp_path):
             assert {t.value for t in resolve_tags(s, "budget")} == {"Budget"}
     finally:
         lib.close()
+
+
+def test_bulk_first_scan_and_repair_after_a_kill_on_postgres(pg_url, tmp_path):
+    """The bulk path (query indexes dropped, re-created at the end or at the next open) on the
+    team set-up: the same rows, links and answers as an ordinary scan into SQLite."""
+    from sqlalchemy import create_engine, text
+
+    from spar_desktop.core.library.query_indexes import drop_query_indexes, missing_query_indexes
+
+    from .test_bulk_scan import answers, make_share, scanned, snapshot
+
+    admin = create_engine(pg_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text("CREATE DATABASE bulk_scan"))
+    admin.dispose()
+    url = pg_url.rsplit("/", 1)[0] + "/bulk_scan"
+    share = make_share(tmp_path / "share")
+    lib = Library(make_engine(url), None)
+    reference = scanned(tmp_path, "reference", share, False)
+    try:
+        dropped = []
+        report = Scanner(lib, batch_size=8).scan_one(str(share), progress=lambda p: dropped.append(
+            bool(missing_query_indexes(lib.engine))))
+        assert report.new > 40 and any(dropped) and missing_query_indexes(lib.engine) == []
+        assert snapshot(lib) == snapshot(reference)
+        drop_query_indexes(lib.engine)  # as a scan killed before re-creating them leaves it
+        lib.close()
+        lib = Library(make_engine(url), None)
+        assert missing_query_indexes(lib.engine) == []
+        assert answers(lib) == answers(reference)
+    finally:
+        lib.close()
+        reference.close()
