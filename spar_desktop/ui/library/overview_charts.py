@@ -22,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from spar_desktop.core.library.tag_view import as_tag_infos
 from spar_desktop.ui.base.style import colours
 
 YEAR_KEY = re.compile(r"^date:(\d{4})$")
@@ -38,7 +39,11 @@ class Bars:
 
 
 def year_bars(infos: Mapping) -> Bars:
-    years = sorted((int(m.group(1)), info) for info in infos.values() if (m := YEAR_KEY.match(info.key)))
+    """The year tags (top-level date tags: only the tree's roots are read, not every tag)."""
+    infos = as_tag_infos(infos)
+    top = infos.root_ids()
+    infos.load(top)
+    years = sorted((int(m.group(1)), infos[i]) for i in top if (m := YEAR_KEY.match(infos[i].key)))
     return Bars(tuple(str(y) for y, _ in years), tuple(i.file_count for _, i in years), tuple(i.id for _, i in years))
 
 
