@@ -125,6 +125,10 @@ class SqlTagInfos(TagInfos):
         self.load(self._counts)
         return super().items()
 
+    def loaded(self) -> frozenset[int]:
+        """The tags read so far (what browsing the tree cost)."""
+        return frozenset(self._held)
+
     def root_ids(self) -> list[int]:
         if self._roots is None:
             with self._library.session() as s:
