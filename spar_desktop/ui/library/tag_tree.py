@@ -106,6 +106,7 @@ class TagTreeModel(QAbstractItemModel):
         roots: dict[str, list[int]] = {}
         top = self.infos.root_ids()
         self.infos.load(top)
+        top = [t for t in top if self.infos.get(t) is not None]
         for tag_id in top:
             roots.setdefault(GROUP_OF_SOURCE.get(self.infos[tag_id].source, "auto"), []).append(tag_id)
         self._group_roots = {g: self._sorted(g, ids) for g, ids in roots.items()}
@@ -137,7 +138,8 @@ class TagTreeModel(QAbstractItemModel):
         if not kids:
             return []
         self.infos.load(kids)  # one read for the node's children, not one per child
-        return self._sorted(node.group, kids)
+        # A tag deleted (or made) since the snapshot's counts is left out until the next snapshot.
+        return self._sorted(node.group, [k for k in kids if self.infos.get(k) is not None])
 
     def _ensure_children(self, node: _Node) -> list[_Node]:
         if node.children is None:
