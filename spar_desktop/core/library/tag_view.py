@@ -142,13 +142,15 @@ class SqlTagInfos(TagInfos):
         parents: dict[int, list[int]] = defaultdict(list)
         children: dict[int, list[int]] = defaultdict(list)
         rows = []
-        with self._library.session() as s:
+        # A connection, not an ORM session nor driver_rows: a node's children are a few hundred rows
+        # at most, and SQLAlchemy's statement cache saves compiling the two statements each expand.
+        with self._library.engine.connect() as s:
             for start in range(0, len(todo), CHUNK):
                 chunk = todo[start:start + CHUNK]
-                rows += driver_rows(s, select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)
-                                    .where(Tag.id.in_(chunk)))
-                for p, c in driver_rows(s, select(TagEdge.parent_id, TagEdge.child_id).where(
-                        or_(TagEdge.parent_id.in_(chunk), TagEdge.child_id.in_(chunk)))):
+                rows += s.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)
+                                  .where(Tag.id.in_(chunk))).all()
+                for p, c in s.execute(select(TagEdge.parent_id, TagEdge.child_id).where(
+                        or_(TagEdge.parent_id.in_(chunk), TagEdge.child_id.in_(chunk)))).all():
                     children[p].append(c)
                     parents[c].append(p)
         for i, key, value, source, description in rows:
@@ -171,6 +173,10 @@ class SqlTagInfos(TagInfos):
 
             visible = _ancestors(matching, parents_of)
         self.load(visible)
+        # The panel opens the way to the matches: read the children it will show in one go.
+        kids = {c for i in visible - matching if i in self._held for c in self._held[i].child_ids}
+        if len(kids) <= 20 * MAX_MATCHES:
+            self.load(kids)
         return matching, visible
 
     def max_count(self) -> int:
