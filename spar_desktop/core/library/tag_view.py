@@ -12,7 +12,7 @@ expanded) and kept for the snapshot's life. A text filter searches labels with S
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Iterator, Mapping, Optional
+from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
 
 from sqlalchemy import exists, func, or_, select
 
@@ -25,14 +25,30 @@ CHUNK = 500  # ids per IN (...): well under SQLite's variable limit
 MAX_MATCHES = 5_000  # a broad text filter shows this many matching tags (and their ancestors)
 
 
+class TagRow(NamedTuple):
+    """What the tree shows of a tag: no parent or child ids, only whether it has children."""
+
+    id: int
+    key: str
+    value: str
+    source: str
+    description: Optional[str]
+    has_children: bool
+    file_count: int
+
+
 class TagInfos(Mapping[int, TagInfo]):
     """tag id → TagInfo, plus what the tree asks of the whole set without reading it."""
+
+    def row(self, tag_id: int) -> Optional[TagRow]:
+        """The tag's row (None if it is gone); read with ``load`` before asking for many."""
+        raise NotImplementedError
 
     def root_ids(self) -> list[int]:
         raise NotImplementedError
 
     def load(self, ids: Iterable[int]) -> None:
-        """Read these tags now, in one go (before a node's children are shown)."""
+        """Read these tags' rows now, in one go (before a node's children are shown)."""
 
     def search(self, text: str) -> tuple[set[int], set[int]]:
         """(tags whose label, key or description holds ``text``, those and all their ancestors)."""
@@ -70,6 +86,11 @@ class HeldTagInfos(TagInfos):
     def root_ids(self) -> list[int]:
         return [i for i, t in self._infos.items() if not t.parent_ids]
 
+    def row(self, tag_id: int) -> Optional[TagRow]:
+        t = self._infos.get(tag_id)
+        return None if t is None else TagRow(t.id, t.key, t.value, t.source, t.description, bool(t.child_ids),
+                                             t.file_count)
+
     def search(self, text: str) -> tuple[set[int], set[int]]:
         text = text.casefold()
         matching = {i for i, t in self._infos.items()
@@ -95,6 +116,7 @@ class SqlTagInfos(TagInfos):
         self._library = library
         self._counts = counts
         self._roots = roots
+        self._rows: dict[int, TagRow] = {}
         self._held: dict[int, TagInfo] = {}
 
     def __getitem__(self, tag_id: int) -> TagInfo:
@@ -102,7 +124,7 @@ class SqlTagInfos(TagInfos):
         if info is None:
             if tag_id not in self._counts:
                 raise KeyError(tag_id)
-            self.load([tag_id])
+            self._load_infos([tag_id])
             info = self._held.get(tag_id)
             if info is None:  # deleted since the counts were read
                 raise KeyError(tag_id)
@@ -118,16 +140,16 @@ class SqlTagInfos(TagInfos):
         return len(self._counts)
 
     def values(self):  # every tag at once (small indexes, tests): one read, not one per tag
-        self.load(self._counts)
+        self._load_infos(self._counts)
         return super().values()
 
     def items(self):
-        self.load(self._counts)
+        self._load_infos(self._counts)
         return super().items()
 
     def loaded(self) -> frozenset[int]:
         """The tags read so far (what browsing the tree cost)."""
-        return frozenset(self._held)
+        return frozenset(self._rows) | frozenset(self._held)
 
     def root_ids(self) -> list[int]:
         if self._roots is None:
@@ -135,27 +157,46 @@ class SqlTagInfos(TagInfos):
                 self._roots = read_root_ids(s)
         return list(self._roots)
 
+    def row(self, tag_id: int) -> Optional[TagRow]:
+        if tag_id not in self._rows:
+            self.load([tag_id])
+        return self._rows.get(tag_id)
+
     def load(self, ids: Iterable[int]) -> None:
+        todo = [i for i in dict.fromkeys(ids) if i not in self._rows and i in self._counts]
+        if not todo:
+            return
+        kids = exists().where(TagEdge.parent_id == Tag.id)  # one probe of the edges' parent index each
+        # A connection, not an ORM session nor driver_rows: a node's children are a few hundred rows
+        # at most, and SQLAlchemy's statement cache saves compiling the statement on each expand.
+        with self._library.engine.connect() as c:
+            for start in range(0, len(todo), CHUNK):
+                for i, key, value, source, description, has_kids in c.execute(
+                        select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description, kids)
+                        .where(Tag.id.in_(todo[start:start + CHUNK]))):
+                    self._rows[i] = TagRow(i, key, value, source, description, bool(has_kids), self._counts.get(i, 0))
+
+    def _load_infos(self, ids: Iterable[int]) -> None:
+        """Whole TagInfos (parent and child ids too): asked of a node being expanded, a few at a time."""
         todo = [i for i in dict.fromkeys(ids) if i not in self._held and i in self._counts]
         if not todo:
             return
+        self.load(todo)
         parents: dict[int, list[int]] = defaultdict(list)
         children: dict[int, list[int]] = defaultdict(list)
-        rows = []
-        # A connection, not an ORM session nor driver_rows: a node's children are a few hundred rows
-        # at most, and SQLAlchemy's statement cache saves compiling the two statements each expand.
-        with self._library.engine.connect() as s:
+        with self._library.engine.connect() as c:
             for start in range(0, len(todo), CHUNK):
                 chunk = todo[start:start + CHUNK]
-                rows += s.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description)
-                                  .where(Tag.id.in_(chunk))).all()
-                for p, c in s.execute(select(TagEdge.parent_id, TagEdge.child_id).where(
-                        or_(TagEdge.parent_id.in_(chunk), TagEdge.child_id.in_(chunk)))).all():
-                    children[p].append(c)
-                    parents[c].append(p)
-        for i, key, value, source, description in rows:
-            self._held[i] = TagInfo(i, key, value, source, description, tuple(sorted(parents.get(i, ()))),
-                                    tuple(sorted(children.get(i, ()))), self._counts.get(i, 0))
+                for p, ch in c.execute(select(TagEdge.parent_id, TagEdge.child_id).where(
+                        or_(TagEdge.parent_id.in_(chunk), TagEdge.child_id.in_(chunk)))):
+                    children[p].append(ch)
+                    parents[ch].append(p)
+        for i in todo:
+            r = self._rows.get(i)
+            if r is not None:
+                self._held[i] = TagInfo(i, r.key, r.value, r.source, r.description,
+                                        tuple(sorted(set(parents.get(i, ())))),  # a chunk's edge may come twice
+                                        tuple(sorted(set(children.get(i, ())))), r.file_count)
 
     def search(self, text: str) -> tuple[set[int], set[int]]:
         needle = text.casefold()
@@ -173,10 +214,6 @@ class SqlTagInfos(TagInfos):
 
             visible = _ancestors(matching, parents_of)
         self.load(visible)
-        # The panel opens the way to the matches: read the children it will show in one go.
-        kids = {c for i in visible - matching if i in self._held for c in self._held[i].child_ids}
-        if len(kids) <= 20 * MAX_MATCHES:
-            self.load(kids)
         return matching, visible
 
     def max_count(self) -> int:

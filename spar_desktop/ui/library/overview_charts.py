@@ -43,7 +43,8 @@ def year_bars(infos: Mapping) -> Bars:
     infos = as_tag_infos(infos)
     top = infos.root_ids()
     infos.load(top)
-    years = sorted((int(m.group(1)), infos[i]) for i in top if (m := YEAR_KEY.match(infos[i].key)))
+    rows = [r for i in top if (r := infos.row(i)) is not None]
+    years = sorted((int(m.group(1)), r) for r in rows if (m := YEAR_KEY.match(r.key)))
     return Bars(tuple(str(y) for y, _ in years), tuple(i.file_count for _, i in years), tuple(i.id for _, i in years))
 
 
@@ -53,7 +54,9 @@ def folder_bars(infos: Mapping, roots) -> Bars:
         for tag_id, n in root.tag_files.items():
             counts[tag_id] = counts.get(tag_id, 0) + n
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:TOP_FOLDERS]
-    return Bars(tuple(infos[t].value if t in infos else "?" for t, _ in top), tuple(n for _, n in top),
+    infos = as_tag_infos(infos)
+    names = {t: r.value for t, _ in top if (r := infos.row(t)) is not None}
+    return Bars(tuple(names.get(t, "?") for t, _ in top), tuple(n for _, n in top),
                 tuple(t for t, _ in top))
 
 

@@ -222,7 +222,7 @@ class TagPanel(QWidget):
             if node is None or node.tag_id is None:
                 continue
             by_group.setdefault(node.group, set()).add(node.tag_id)
-            labels.setdefault(node.group, []).append(self.model.infos[node.tag_id].value)
+            labels.setdefault(node.group, []).append(self.model.infos.row(node.tag_id).value)
         order = [gid for gid, _, _ in GROUPS]
         groups = tuple(frozenset(by_group[g]) for g in order if g in by_group)
         if groups == self._last_groups:
@@ -285,7 +285,7 @@ class TagPanel(QWidget):
         tag_id = self.model.tag_id(self._src(index)) if index.isValid() else None
         menu = QMenu(self)
         if tag_id is not None:
-            label = self.model.infos[tag_id].value
+            label = self.model.infos.row(tag_id).value
             act = QAction(f"Tag selected files with “{label}”", menu)
             act.triggered.connect(lambda: self.tag_files_requested.emit(tag_id))
             menu.addAction(act)
@@ -293,14 +293,14 @@ class TagPanel(QWidget):
         act.triggered.connect(lambda: self.tag_files_requested.emit(None))
         menu.addAction(act)
         if tag_id is not None:
-            act = QAction(f"Untag “{self.model.infos[tag_id].value}” from selected files", menu)
+            act = QAction(f"Untag “{self.model.infos.row(tag_id).value}” from selected files", menu)
             act.triggered.connect(lambda: self.untag_files_requested.emit(tag_id))
             menu.addAction(act)
         menu.addSeparator()
         waiting = self.pending.get(tag_id, 0) if tag_id is not None else 0
         if waiting:
             act = QAction(f"Review {waiting:,} suggestion{'s' if waiting != 1 else ''} of “"
-                          f"{self.model.infos[tag_id].value}”…", menu)
+                          f"{self.model.infos.row(tag_id).value}”…", menu)
             act.triggered.connect(lambda: self.review_requested.emit(tag_id))
             menu.addAction(act)
         act = QAction("Review suggestions…", menu)

@@ -106,10 +106,11 @@ class TagTreeModel(QAbstractItemModel):
         roots: dict[str, list[int]] = {}
         top = self.infos.root_ids()
         self.infos.load(top)
-        top = [t for t in top if self.infos.get(t) is not None]
         for tag_id in top:
-            roots.setdefault(GROUP_OF_SOURCE.get(self.infos[tag_id].source, "auto"), []).append(tag_id)
-        self._group_roots = {g: self._sorted(g, ids) for g, ids in roots.items()}
+            row = self.infos.row(tag_id)
+            if row is not None:  # None: deleted since the snapshot's counts
+                roots.setdefault(GROUP_OF_SOURCE.get(row.source, "auto"), []).append(tag_id)
+        self._group_roots = {g: self._sorted(g, ids, top=True) for g, ids in roots.items()}
         folder_tags = set(self._group_roots.get("folders", ()))
         # Roots holding at least one folder (a root with only top-level files has none to show).
         self.roots = tuple(r for r in (getattr(snapshot, "folder_roots", None) or ())
@@ -120,12 +121,11 @@ class TagTreeModel(QAbstractItemModel):
                 self._groups.append(_Node(None, gid, None, len(self._groups)))
         self.endResetModel()
 
-    def _sorted(self, group: str, ids) -> list[int]:
-        infos = self.infos
+    def _sorted(self, group: str, ids, top: bool = False) -> list[int]:
+        row = self.infos.row  # rows read beforehand (load): no TagInfo, no edges needed to sort
         if group == "dates":  # newest year first; quarters/months in calendar order
-            top = all(not infos[i].parent_ids for i in ids)
-            return sorted(ids, key=lambda i: infos[i].key, reverse=top)
-        return sorted(ids, key=lambda i: (infos[i].value.casefold(), infos[i].key))
+            return sorted(ids, key=lambda i: row(i).key, reverse=top)
+        return sorted(ids, key=lambda i: (row(i).value.casefold(), row(i).key))
 
     def _child_ids(self, node: _Node) -> list[int]:
         if node.root is not None:
@@ -137,9 +137,9 @@ class TagTreeModel(QAbstractItemModel):
         kids = self.infos[node.tag_id].child_ids
         if not kids:
             return []
-        self.infos.load(kids)  # one read for the node's children, not one per child
+        self.infos.load(kids)  # one read for the node's children's rows, not one per child
         # A tag deleted (or made) since the snapshot's counts is left out until the next snapshot.
-        return self._sorted(node.group, [k for k in kids if self.infos.get(k) is not None])
+        return self._sorted(node.group, [k for k in kids if self.infos.row(k) is not None])
 
     def _ensure_children(self, node: _Node) -> list[_Node]:
         if node.children is None:
@@ -228,7 +228,8 @@ class TagTreeModel(QAbstractItemModel):
         if node.children is not None:
             return bool(node.children)
         if node.tag_id is not None:
-            return bool(self.infos[node.tag_id].child_ids)
+            row = self.infos.row(node.tag_id)
+            return row is not None and row.has_children
         return bool(self._child_ids(node))
 
     def canFetchMore(self, parent: Index) -> bool:
@@ -264,7 +265,9 @@ class TagTreeModel(QAbstractItemModel):
             return self._root_data(node.root, col, role)
         if node.tag_id is None:
             return self._group_data(node, col, role)
-        info = self.infos[node.tag_id]
+        info = self.infos.row(node.tag_id)  # asked of every painted row: no parent/child ids read
+        if info is None:
+            return None
         under = node.parent.root if node.parent is not None else None
         if role == Qt.ItemDataRole.DisplayRole:
             # A top-level folder under its root counts that root's files only.
@@ -370,7 +373,7 @@ class TagFilterProxy(QSortFilterProxyModel):
             return
         infos = model.infos
         self._matching, self._visible = infos.search(self._text)
-        self._groups = {GROUP_OF_SOURCE.get(infos[i].source, "auto") for i in self._visible}
+        self._groups = {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self._text:
