@@ -50,6 +50,12 @@ class TagInfos(Mapping[int, TagInfo]):
     def load(self, ids: Iterable[int]) -> None:
         """Read these tags' rows now, in one go (before a node's children are shown)."""
 
+    def rows(self, ids: Iterable[int]) -> list[TagRow]:
+        """The rows of these tags that exist, read in one go."""
+        ids = list(ids)
+        self.load(ids)
+        return [r for i in ids if (r := self.row(i)) is not None]
+
     def search(self, text: str) -> tuple[set[int], set[int]]:
         """(tags whose label, key or description holds ``text``, those and all their ancestors)."""
         raise NotImplementedError
@@ -171,10 +177,11 @@ class SqlTagInfos(TagInfos):
         # at most, and SQLAlchemy's statement cache saves compiling the statement on each expand.
         with self._library.engine.connect() as c:
             for start in range(0, len(todo), CHUNK):
-                for i, key, value, source, description, has_kids in c.execute(
-                        select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description, kids)
-                        .where(Tag.id.in_(todo[start:start + CHUNK]))):
-                    self._rows[i] = TagRow(i, key, value, source, description, bool(has_kids), self._counts.get(i, 0))
+                found = c.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description, kids)
+                                  .where(Tag.id.in_(todo[start:start + CHUNK]))).all()
+                counts = self._counts
+                self._rows.update((i, TagRow(i, key, value, source, description, bool(has_kids), counts.get(i, 0)))
+                                  for i, key, value, source, description, has_kids in found)
 
     def _load_infos(self, ids: Iterable[int]) -> None:
         """Whole TagInfos (parent and child ids too): asked of a node being expanded, a few at a time."""

@@ -104,12 +104,8 @@ class TagTreeModel(QAbstractItemModel):
         self.beginResetModel()
         self.infos = as_tag_infos(snapshot.infos)
         roots: dict[str, list[int]] = {}
-        top = self.infos.root_ids()
-        self.infos.load(top)
-        for tag_id in top:
-            row = self.infos.row(tag_id)
-            if row is not None:  # None: deleted since the snapshot's counts
-                roots.setdefault(GROUP_OF_SOURCE.get(row.source, "auto"), []).append(tag_id)
+        for row in self.infos.rows(self.infos.root_ids()):  # a root deleted since the counts is left out
+            roots.setdefault(GROUP_OF_SOURCE.get(row.source, "auto"), []).append(row.id)
         self._group_roots = {g: self._sorted(g, ids, top=True) for g, ids in roots.items()}
         folder_tags = set(self._group_roots.get("folders", ()))
         # Roots holding at least one folder (a root with only top-level files has none to show).
@@ -122,10 +118,13 @@ class TagTreeModel(QAbstractItemModel):
         self.endResetModel()
 
     def _sorted(self, group: str, ids, top: bool = False) -> list[int]:
-        row = self.infos.row  # rows read beforehand (load): no TagInfo, no edges needed to sort
+        """The tags that exist of ``ids``, in the tree's order (rows in one read; no edges needed)."""
+        rows = self.infos.rows(ids)
         if group == "dates":  # newest year first; quarters/months in calendar order
-            return sorted(ids, key=lambda i: row(i).key, reverse=top)
-        return sorted(ids, key=lambda i: (row(i).value.casefold(), row(i).key))
+            rows.sort(key=lambda r: r.key, reverse=top)
+        else:
+            rows.sort(key=lambda r: (r.value.casefold(), r.key))
+        return [r.id for r in rows]
 
     def _child_ids(self, node: _Node) -> list[int]:
         if node.root is not None:
@@ -137,16 +136,17 @@ class TagTreeModel(QAbstractItemModel):
         kids = self.infos[node.tag_id].child_ids
         if not kids:
             return []
-        self.infos.load(kids)  # one read for the node's children's rows, not one per child
-        # A tag deleted (or made) since the snapshot's counts is left out until the next snapshot.
-        return self._sorted(node.group, [k for k in kids if self.infos.row(k) is not None])
+        # One read for the node's children's rows, not one per child; a tag deleted (or made) since
+        # the snapshot's counts is left out until the next snapshot.
+        return self._sorted(node.group, kids)
 
-    def _ensure_children(self, node: _Node) -> list[_Node]:
+    def _ensure_children(self, node: _Node, ids: Optional[list[int]] = None) -> list[_Node]:
         if node.children is None:
             if node.tag_id is None and node.root is None and node.group == "folders" and self.roots:
                 node.children = [_Node(None, node.group, node, i, root) for i, root in enumerate(self.roots)]
             else:
-                node.children = [_Node(t, node.group, node, i) for i, t in enumerate(self._child_ids(node))]
+                ids = self._child_ids(node) if ids is None else ids
+                node.children = [_Node(t, node.group, node, i) for i, t in enumerate(ids)]
         return node.children
 
     def root_of(self, index: Index) -> Optional[RootFolders]:
@@ -244,7 +244,7 @@ class TagTreeModel(QAbstractItemModel):
         ids = self._child_ids(node)
         if ids:
             self.beginInsertRows(parent, 0, len(ids) - 1)
-            self._ensure_children(node)
+            self._ensure_children(node, ids)
             self.endInsertRows()
         else:
             node.children = []
