@@ -309,11 +309,7 @@ class MainWindow(QMainWindow):
         if tag_id is not None:
             self.controller.tag_files(ids, tag_id)
             return
-        infos = self.tag_panel.model.infos
-        choices = {}
-        for info in infos.values():
-            if info.source in (TagSource.USER, TagSource.TAXONOMY):
-                choices.setdefault(info.value, info.id)
+        choices = self.tag_panel.model.infos.by_sources((TagSource.USER, TagSource.TAXONOMY))
         label, ok = QInputDialog.getItem(self, "Tag files", f"Tag {len(ids)} selected file(s) with (type a new name to create a tag):",
                                          sorted(choices, key=str.casefold), 0, True)
         if ok and label.strip():

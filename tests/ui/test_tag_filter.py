@@ -20,7 +20,7 @@ def select(window, *keys: str) -> None:
     panel = window.tag_panel
     panel.clear_selection()
     for key in keys:
-        index = panel.proxy.mapFromSource(panel.model.first_index_of_tag(tag_id(window, key)))
+        index = panel.view_index(panel.model.first_index_of_tag(tag_id(window, key)))
         parent = index.parent()
         while parent.isValid():
             panel.view.expand(parent)

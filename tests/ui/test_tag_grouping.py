@@ -97,7 +97,7 @@ def test_group_these_selected_siblings_without_a_model(qtbot, tmp_path, settings
     qtbot.waitUntil(lambda: ids["Equipment"] in panel.model.infos, timeout=UI_TIMEOUT_MS)
     sel = panel.view.selectionModel()
     for term in ("Invoices", "Payments", "Receipts"):
-        index = panel.proxy.mapFromSource(panel.model.first_index_of_tag(ids[term]))
+        index = panel.view_index(panel.model.first_index_of_tag(ids[term]))
         sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
     assert menu_action(panel, index, "Group its children") is None  # a leaf has none
     action = menu_action(panel, index, "Group these 3 tags")

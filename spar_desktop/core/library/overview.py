@@ -27,7 +27,8 @@ from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_
 from spar_desktop.core.library.roots import RootFolders, folder_roots
 from spar_desktop.core.library.scan_report import ScanReport
 from spar_desktop.core.library.scanner import Scanner
-from spar_desktop.core.library.tags import TagInfo, tag_infos
+from spar_desktop.core.library.tag_view import SqlTagInfos, read_counts, read_root_ids
+from spar_desktop.core.library.tags import TagInfo
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
 
 # A listing holds at most this many files in memory; its total says when a filter matched more.
@@ -59,7 +60,8 @@ class FileRows:
 
 @dataclass(frozen=True)
 class TagSnapshot:
-    infos: Mapping[int, TagInfo]  # read-only view; TagInfo is frozen
+    # tag id → TagInfo; from load_tags a tag_view.SqlTagInfos (read by id as the tree is browsed)
+    infos: Mapping[int, TagInfo]
     folder_roots: tuple[RootFolders, ...] = ()  # Folders shows one node per indexed root
 
 
@@ -184,10 +186,12 @@ def scan_paths(library: Library, paths: Sequence[str], progress: ProgressCallbac
 
 
 def load_tags(library: Library) -> TagSnapshot:
+    """Counts of every tag and the tree's roots; labels are read when the tree shows them."""
     with library.session() as s:
-        infos = tag_infos(s)
+        counts = read_counts(s)
+        top = read_root_ids(s)
         roots = folder_roots(s)
-    return TagSnapshot(MappingProxyType(infos), roots)
+    return TagSnapshot(SqlTagInfos(library, counts, top), roots)
 
 
 def load_files(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, False),

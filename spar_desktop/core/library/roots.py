@@ -8,7 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from spar_desktop.core.library.models import File, Folder, Tag, TagSource
 
@@ -48,15 +48,16 @@ def folder_roots(session) -> tuple[RootFolders, ...]:
     roots = dict(session.execute(select(Folder.id, Folder.path)).all())
     top_tags = dict(session.execute(select(Tag.key, Tag.id).where(Tag.source == TagSource.PATH,
                                                                   ~Tag.key.contains("/"))).all())
-    totals: Counter = Counter()
+    # Counted in SQL (one pass over the files, no row reaches Python): at 1,000,000 files reading
+    # every rel_path into Python took seconds of the tag tree's start-up.
+    totals = dict(session.execute(select(File.folder_id, func.count()).group_by(File.folder_id)).all())
+    slash = (func.strpos if session.get_bind().dialect.name == "postgresql" else func.instr)(File.rel_path, "/")
+    top = func.substr(File.rel_path, 1, slash - 1)
     per_root: dict[int, Counter] = {fid: Counter() for fid in roots}
-    for folder_id, rel in session.execute(select(File.folder_id, File.rel_path)):
-        if folder_id not in roots:
-            continue
-        totals[folder_id] += 1
-        top, sep, _ = (rel or "").partition("/")
-        if sep and top in top_tags:
-            per_root[folder_id][top_tags[top]] += 1
+    for folder_id, name, n in session.execute(select(File.folder_id, top, func.count())
+                                              .where(slash > 1).group_by(File.folder_id, top)):
+        if folder_id in roots and name in top_tags:
+            per_root[folder_id][top_tags[name]] += n
     names = root_names(list(roots.values()))
-    return tuple(sorted((RootFolders(path, names[path], totals[fid], dict(per_root[fid])) for fid, path in roots.items()),
+    return tuple(sorted((RootFolders(path, names[path], totals.get(fid, 0), dict(per_root[fid])) for fid, path in roots.items()),
                         key=lambda r: (r.name.casefold(), r.path)))

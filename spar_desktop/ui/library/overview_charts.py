@@ -22,6 +22,7 @@ import pyqtgraph as pg
 from PySide6.QtCore import QEvent, Signal
 from PySide6.QtWidgets import QButtonGroup, QGridLayout, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
+from spar_desktop.core.library.tag_view import as_tag_infos
 from spar_desktop.ui.base.style import colours
 
 YEAR_KEY = re.compile(r"^date:(\d{4})$")
@@ -38,7 +39,12 @@ class Bars:
 
 
 def year_bars(infos: Mapping) -> Bars:
-    years = sorted((int(m.group(1)), info) for info in infos.values() if (m := YEAR_KEY.match(info.key)))
+    """The year tags (top-level date tags: only the tree's roots are read, not every tag)."""
+    infos = as_tag_infos(infos)
+    top = infos.root_ids()
+    infos.load(top)
+    rows = [r for i in top if (r := infos.row(i)) is not None]
+    years = sorted((int(m.group(1)), r) for r in rows if (m := YEAR_KEY.match(r.key)))
     return Bars(tuple(str(y) for y, _ in years), tuple(i.file_count for _, i in years), tuple(i.id for _, i in years))
 
 
@@ -48,7 +54,9 @@ def folder_bars(infos: Mapping, roots) -> Bars:
         for tag_id, n in root.tag_files.items():
             counts[tag_id] = counts.get(tag_id, 0) + n
     top = sorted(counts.items(), key=lambda kv: -kv[1])[:TOP_FOLDERS]
-    return Bars(tuple(infos[t].value if t in infos else "?" for t, _ in top), tuple(n for _, n in top),
+    infos = as_tag_infos(infos)
+    names = {t: r.value for t, _ in top if (r := infos.row(t)) is not None}
+    return Bars(tuple(names.get(t, "?") for t, _ in top), tuple(n for _, n in top),
                 tuple(t for t, _ in top))
 
 

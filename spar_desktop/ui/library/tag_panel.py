@@ -56,17 +56,13 @@ class TagPanel(QWidget):
         self.search.setPlaceholderText("Filter tags…  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.view = QTreeView()
-        self.view.setModel(self.proxy)
         self.view.setUniformRowHeights(True)
         self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.view.setAlternatingRowColors(False)
         self.view.setAnimated(False)
-        header = self.view.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
-        header.resizeSection(1, 64)
+        self._count_width = 64
+        self._set_view_model(self.model)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(6)
@@ -83,7 +79,6 @@ class TagPanel(QWidget):
         self._debounce = QTimer(self, singleShot=True, interval=200)
         self._debounce.timeout.connect(self._apply_search)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
-        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
         self.view.customContextMenuRequested.connect(self._context_menu)
         self._last_groups: tuple = ()
         self._restoring = False
@@ -121,41 +116,64 @@ class TagPanel(QWidget):
         self.suggested_label.setText(f"Suggested: {total:,} to review" if total else "No suggestions to review")
         self.review_button.setEnabled(total > 0)
 
+    # ------------------------------------------------------------------ view ↔ model
+    def _set_view_model(self, model) -> None:
+        """The tree itself, or the filter proxy over it while the filter box has text."""
+        self.view.setModel(model)
+        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
+        header = self.view.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
+        header.resizeSection(1, self._count_width)
+
+    def _src(self, index: QModelIndex) -> QModelIndex:
+        """The tree model's index of a view index."""
+        return self.proxy.mapToSource(index) if self.view.model() is self.proxy else index
+
+    def view_index(self, source: QModelIndex) -> QModelIndex:
+        """The view's index of a tree model index (invalid when the filter hides it)."""
+        return self.proxy.mapFromSource(source) if self.view.model() is self.proxy else source
+
     # ------------------------------------------------------------------ data
     def set_snapshot(self, snapshot: TagSnapshot) -> None:
         """Swap in fresh tags (after a scan) keeping expanded nodes and the selection."""
         expanded, selected = self._expanded_paths(), self._selected_paths()
-        self._restoring = True
-        try:
-            self.model.set_snapshot(snapshot)
-            self.proxy.refresh()
-            for path in sorted(expanded, key=len):
-                index = self.proxy.mapFromSource(self.model.index_for_path(path))
-                if index.isValid():
-                    self.view.expand(index)
-            if not expanded:  # first load: open the groups so the top level is visible
-                for row in range(self.proxy.rowCount()):
-                    self.view.expand(self.proxy.index(row, 0))
-            sel = self.view.selectionModel()
-            for path in selected:
-                index = self.proxy.mapFromSource(self.model.index_for_path(path))
-                if index.isValid():
-                    sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
-        finally:
-            self._restoring = False
+        self.model.set_snapshot(snapshot)
+        self.proxy.refresh()
+        self._restore(expanded, selected, open_groups=not expanded)
         self._fit_count_column(snapshot)
         self._update_empty()
         self._selection_changed()  # emits only if the effective filter changed (a tag vanished)
 
+    def _restore(self, expanded: list[tuple], selected: list[tuple], open_groups: bool = False) -> None:
+        self._restoring = True
+        try:
+            for path in sorted(expanded, key=len):
+                index = self.view_index(self.model.index_for_path(path))
+                if index.isValid():
+                    self.view.expand(index)
+            if open_groups:  # first load: open the groups so the top level is visible
+                shown = self.view.model()
+                for row in range(shown.rowCount()):
+                    self.view.expand(shown.index(row, 0))
+            sel = self.view.selectionModel()
+            for path in selected:
+                index = self.view_index(self.model.index_for_path(path))
+                if index.isValid():
+                    sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
+        finally:
+            self._restoring = False
+
     def _fit_count_column(self, snapshot: TagSnapshot) -> None:
         """The counts column as wide as its widest number: a fixed 64 px cut "100,000" to "100,…"
         on a big share, and a count must never be elided."""
-        widest = max((info.file_count for info in snapshot.infos.values()), default=0)
+        widest = self.model.infos.max_count()  # the snapshot's counts: no tag is read for it
         for root in snapshot.folder_roots:
             widest = max([widest, root.files, *root.tag_files.values()])
         # item padding (4 px each side, style.py) plus the cell's own margins
-        needed = self.view.fontMetrics().horizontalAdvance(f"{max(widest, 9999):,}") + 22
-        self.view.header().resizeSection(1, needed)
+        self._count_width = self.view.fontMetrics().horizontalAdvance(f"{max(widest, 9999):,}") + 22
+        self.view.header().resizeSection(1, self._count_width)
 
     def _update_empty(self) -> None:
         text = self.search.text().strip()
@@ -170,7 +188,7 @@ class TagPanel(QWidget):
     def selected_tag_ids(self) -> list[int]:
         ids = []
         for index in self.view.selectionModel().selectedRows(0):
-            tag_id = self.model.tag_id(self.proxy.mapToSource(index))
+            tag_id = self.model.tag_id(self._src(index))
             if tag_id is not None and tag_id not in ids:
                 ids.append(tag_id)
         return ids
@@ -178,7 +196,7 @@ class TagPanel(QWidget):
     def select_tag(self, tag_id: int) -> bool:
         """Select one position of a tag (used by smoke steps and 'show files with this tag')."""
         source = self.model.first_index_of_tag(tag_id)
-        index = self.proxy.mapFromSource(source)
+        index = self.view_index(source)
         if not index.isValid():
             return False
         parent = index.parent()
@@ -200,11 +218,11 @@ class TagPanel(QWidget):
         by_group: dict[str, set[int]] = {}
         labels: dict[str, list[str]] = {}
         for index in self.view.selectionModel().selectedRows(0):
-            node = self.model.node(self.proxy.mapToSource(index))
+            node = self.model.node(self._src(index))
             if node is None or node.tag_id is None:
                 continue
             by_group.setdefault(node.group, set()).add(node.tag_id)
-            labels.setdefault(node.group, []).append(self.model.infos[node.tag_id].value)
+            labels.setdefault(node.group, []).append(self.model.infos.row(node.tag_id).value)
         order = [gid for gid, _, _ in GROUPS]
         groups = tuple(frozenset(by_group[g]) for g in order if g in by_group)
         if groups == self._last_groups:
@@ -216,7 +234,17 @@ class TagPanel(QWidget):
 
     # ------------------------------------------------------------------ search
     def _apply_search(self) -> None:
-        self.proxy.set_filter_text(self.search.text())
+        text = self.search.text()
+        if bool(text.strip()) != (self.view.model() is self.proxy):
+            # Into or out of filtering: the proxy goes in or out of the view, keeping what is
+            # expanded and selected (a selected tag the filter hides is dropped, as before).
+            expanded, selected = self._expanded_paths(), self._selected_paths()
+            self.proxy.set_filter_text(text)
+            self._set_view_model(self.proxy if self.proxy.filter_text else self.model)
+            self._restore(expanded, selected)
+            self._selection_changed()
+        else:
+            self.proxy.set_filter_text(text)
         self._update_empty()
         if not self.proxy.filter_text:
             return
@@ -227,7 +255,7 @@ class TagPanel(QWidget):
         opened = 0
         while queue and opened < MAX_AUTO_EXPAND:
             index = queue.popleft()
-            tag_id = self.model.tag_id(self.proxy.mapToSource(index))
+            tag_id = self.model.tag_id(self._src(index))
             if tag_id is None or tag_id in wanted:
                 if self.proxy.canFetchMore(index):
                     self.proxy.fetchMore(index)  # now, so the children can be walked below
@@ -243,21 +271,21 @@ class TagPanel(QWidget):
             parent = stack.pop()
             for row in range(self.model.rowCount(parent)):
                 index = self.model.index(row, 0, parent)
-                if self.view.isExpanded(self.proxy.mapFromSource(index)):
+                if self.view.isExpanded(self.view_index(index)):
                     out.append(self.model.node(index).path())
                     stack.append(index)
         return out
 
     def _selected_paths(self) -> list[tuple]:
-        return [self.model.node(self.proxy.mapToSource(i)).path() for i in self.view.selectionModel().selectedRows(0)]
+        return [self.model.node(self._src(i)).path() for i in self.view.selectionModel().selectedRows(0)]
 
     # ------------------------------------------------------------------ context menu
     def _context_menu(self, pos: QPoint) -> None:
         index = self.view.indexAt(pos)
-        tag_id = self.model.tag_id(self.proxy.mapToSource(index)) if index.isValid() else None
+        tag_id = self.model.tag_id(self._src(index)) if index.isValid() else None
         menu = QMenu(self)
         if tag_id is not None:
-            label = self.model.infos[tag_id].value
+            label = self.model.infos.row(tag_id).value
             act = QAction(f"Tag selected files with “{label}”", menu)
             act.triggered.connect(lambda: self.tag_files_requested.emit(tag_id))
             menu.addAction(act)
@@ -265,14 +293,14 @@ class TagPanel(QWidget):
         act.triggered.connect(lambda: self.tag_files_requested.emit(None))
         menu.addAction(act)
         if tag_id is not None:
-            act = QAction(f"Untag “{self.model.infos[tag_id].value}” from selected files", menu)
+            act = QAction(f"Untag “{self.model.infos.row(tag_id).value}” from selected files", menu)
             act.triggered.connect(lambda: self.untag_files_requested.emit(tag_id))
             menu.addAction(act)
         menu.addSeparator()
         waiting = self.pending.get(tag_id, 0) if tag_id is not None else 0
         if waiting:
             act = QAction(f"Review {waiting:,} suggestion{'s' if waiting != 1 else ''} of “"
-                          f"{self.model.infos[tag_id].value}”…", menu)
+                          f"{self.model.infos.row(tag_id).value}”…", menu)
             act.triggered.connect(lambda: self.review_requested.emit(tag_id))
             menu.addAction(act)
         act = QAction("Review suggestions…", menu)
@@ -292,7 +320,7 @@ class TagPanel(QWidget):
     # ------------------------------------------------------------------ grouping sibling tags
     def _add_grouping_actions(self, menu: QMenu, index: QModelIndex) -> None:
         """"Group these tags…" on selected siblings, "Group its children…" on a parent."""
-        nodes = [self.model.node(self.proxy.mapToSource(i)) for i in self.view.selectionModel().selectedRows(0)]
+        nodes = [self.model.node(self._src(i)) for i in self.view.selectionModel().selectedRows(0)]
         nodes = [n for n in nodes if n is not None and n.tag_id is not None]
         if len(nodes) >= MIN_TAGS and len({id(n.parent) for n in nodes}) == 1:
             parent_id = nodes[0].parent.tag_id if nodes[0].parent is not None else None
@@ -300,7 +328,7 @@ class TagPanel(QWidget):
             act = QAction(f"Group these {len(ids)} tags…", menu)
             act.triggered.connect(lambda: self.group_tags(ids, parent_id))
             menu.addAction(act)
-        node = self.model.node(self.proxy.mapToSource(index)) if index.isValid() else None
+        node = self.model.node(self._src(index)) if index.isValid() else None
         if node is None or (node.tag_id is None and node.root is None and node.group == "folders" and self.model.roots):
             return  # Folders with roots under it: its rows are roots, not tags
         kids = tuple(self.model._child_ids(node))

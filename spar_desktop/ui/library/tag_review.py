@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from spar_desktop.core.changes import Changes
 from spar_desktop.core.config import Settings
 from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.tag_view import TagNames
 from spar_desktop.core.tagging import review
 from spar_desktop.core.tagging.review import Suggestion
 from spar_desktop.ui.base.tasks import TaskError, TaskRunner
@@ -263,7 +264,7 @@ class TagSuggestions(QObject):
 
     def review(self, tag_id: Optional[int] = None, file_id: Optional[int] = None) -> TagReviewDialog:
         if self.dialog is None:
-            names = lambda: {i: t.value for i, t in self.window.tag_panel.model.infos.items()}  # noqa: E731
+            names = lambda: TagNames(self.window.tag_panel.model.infos)  # noqa: E731  (read by id, as asked)
             self.dialog = TagReviewDialog(self.window.library, self.window.runner, names, self.window)
             self.dialog.changed.connect(self._decided)
         self.dialog.open_for(tag_id, file_id)

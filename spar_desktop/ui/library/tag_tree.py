@@ -3,7 +3,10 @@
 A tag with several parents (a MeSH term at two tree positions, a taxonomy term under two
 branches) appears under each parent: tree nodes are *positions* (paths of tag ids), not tags.
 Children are created only when a node is expanded (canFetchMore/fetchMore), so a 30k-term
-taxonomy costs nothing until browsed. Top-level nodes group tags by source.
+taxonomy costs nothing until browsed. Top-level nodes group tags by source. The snapshot's tags
+are a core/library/tag_view.TagInfos: from the library, only the roots are read at start-up and a
+node's children (with their own children's ids, for the expand arrows) when it is expanded; the
+counts come with the snapshot (ints, computed on a worker).
 
 Folder tags are keyed by their path relative to a root, so the folders of every indexed root
 would sit side by side at one level; when the snapshot says which roots hold which top-level
@@ -21,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.roots import RootFolders
-from spar_desktop.core.library.tags import TagInfo
+from spar_desktop.core.library.tag_view import HeldTagInfos, TagInfos, as_tag_infos
 from spar_desktop.ui.library.ops import TagSnapshot
 
 TagIdRole = Qt.ItemDataRole.UserRole + 1
@@ -79,7 +82,7 @@ class TagTreeModel(QAbstractItemModel):
 
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
-        self.infos: dict[int, TagInfo] | Any = {}
+        self.infos: TagInfos = HeldTagInfos({})
         self._groups: list[_Node] = []
         self._group_roots: dict[str, list[int]] = {}
         self.roots: tuple[RootFolders, ...] = ()
@@ -99,12 +102,11 @@ class TagTreeModel(QAbstractItemModel):
     # ------------------------------------------------------------------ loading
     def set_snapshot(self, snapshot: TagSnapshot) -> None:
         self.beginResetModel()
-        self.infos = snapshot.infos
+        self.infos = as_tag_infos(snapshot.infos)
         roots: dict[str, list[int]] = {}
-        for tag_id, info in self.infos.items():
-            if not info.parent_ids:
-                roots.setdefault(GROUP_OF_SOURCE.get(info.source, "auto"), []).append(tag_id)
-        self._group_roots = {g: self._sorted(g, ids) for g, ids in roots.items()}
+        for row in self.infos.rows(self.infos.root_ids()):  # a root deleted since the counts is left out
+            roots.setdefault(GROUP_OF_SOURCE.get(row.source, "auto"), []).append(row.id)
+        self._group_roots = {g: self._sorted(g, ids, top=True) for g, ids in roots.items()}
         folder_tags = set(self._group_roots.get("folders", ()))
         # Roots holding at least one folder (a root with only top-level files has none to show).
         self.roots = tuple(r for r in (getattr(snapshot, "folder_roots", None) or ())
@@ -115,12 +117,14 @@ class TagTreeModel(QAbstractItemModel):
                 self._groups.append(_Node(None, gid, None, len(self._groups)))
         self.endResetModel()
 
-    def _sorted(self, group: str, ids) -> list[int]:
-        infos = self.infos
+    def _sorted(self, group: str, ids, top: bool = False) -> list[int]:
+        """The tags that exist of ``ids``, in the tree's order (rows in one read; no edges needed)."""
+        rows = self.infos.rows(ids)
         if group == "dates":  # newest year first; quarters/months in calendar order
-            top = all(not infos[i].parent_ids for i in ids)
-            return sorted(ids, key=lambda i: infos[i].key, reverse=top)
-        return sorted(ids, key=lambda i: (infos[i].value.casefold(), infos[i].key))
+            rows.sort(key=lambda r: r.key, reverse=top)
+        else:
+            rows.sort(key=lambda r: (r.value.casefold(), r.key))
+        return [r.id for r in rows]
 
     def _child_ids(self, node: _Node) -> list[int]:
         if node.root is not None:
@@ -130,14 +134,19 @@ class TagTreeModel(QAbstractItemModel):
                 return list(range(len(self.roots)))  # positions of the root nodes
             return self._group_roots.get(node.group, [])
         kids = self.infos[node.tag_id].child_ids
-        return self._sorted(node.group, kids) if kids else []
+        if not kids:
+            return []
+        # One read for the node's children's rows, not one per child; a tag deleted (or made) since
+        # the snapshot's counts is left out until the next snapshot.
+        return self._sorted(node.group, kids)
 
-    def _ensure_children(self, node: _Node) -> list[_Node]:
+    def _ensure_children(self, node: _Node, ids: Optional[list[int]] = None) -> list[_Node]:
         if node.children is None:
             if node.tag_id is None and node.root is None and node.group == "folders" and self.roots:
                 node.children = [_Node(None, node.group, node, i, root) for i, root in enumerate(self.roots)]
             else:
-                node.children = [_Node(t, node.group, node, i) for i, t in enumerate(self._child_ids(node))]
+                ids = self._child_ids(node) if ids is None else ids
+                node.children = [_Node(t, node.group, node, i) for i, t in enumerate(ids)]
         return node.children
 
     def root_of(self, index: Index) -> Optional[RootFolders]:
@@ -219,7 +228,8 @@ class TagTreeModel(QAbstractItemModel):
         if node.children is not None:
             return bool(node.children)
         if node.tag_id is not None:
-            return bool(self.infos[node.tag_id].child_ids)
+            row = self.infos.row(node.tag_id)
+            return row is not None and row.has_children
         return bool(self._child_ids(node))
 
     def canFetchMore(self, parent: Index) -> bool:
@@ -234,7 +244,7 @@ class TagTreeModel(QAbstractItemModel):
         ids = self._child_ids(node)
         if ids:
             self.beginInsertRows(parent, 0, len(ids) - 1)
-            self._ensure_children(node)
+            self._ensure_children(node, ids)
             self.endInsertRows()
         else:
             node.children = []
@@ -255,7 +265,9 @@ class TagTreeModel(QAbstractItemModel):
             return self._root_data(node.root, col, role)
         if node.tag_id is None:
             return self._group_data(node, col, role)
-        info = self.infos[node.tag_id]
+        info = self.infos.row(node.tag_id)  # asked of every painted row: no parent/child ids read
+        if info is None:
+            return None
         under = node.parent.root if node.parent is not None else None
         if role == Qt.ItemDataRole.DisplayRole:
             # A top-level folder under its root counts that root's files only.
@@ -319,8 +331,10 @@ class TagFilterProxy(QSortFilterProxyModel):
     """Filters by label/key/description, DAG-aware.
 
     Qt's recursive filtering only sees children that were already fetched, which in a lazy tree
-    is almost none; instead the accepted set is computed over the whole DAG: a node is shown if
-    its tag matches, leads to a match (is an ancestor of one) or sits below a match.
+    is almost none; instead the accepted set is asked of the tags (SQL LIKE on the library, then
+    their ancestors): a node is shown if its tag matches, leads to a match or sits below a match.
+    The tag panel puts this proxy between the tree and its view only while the filter has text:
+    laying out every expanded row through it tripled the CPU of expanding a large node.
     """
 
     def __init__(self, parent=None) -> None:
@@ -339,6 +353,8 @@ class TagFilterProxy(QSortFilterProxyModel):
         self._text = text.strip().casefold()
         self._recompute()
         self.endFilterChange()
+        if not self._text:
+            self.invalidate()  # drop the mappings: unfiltered, the proxy is out of the view's way
 
     def refresh(self) -> None:
         """Recompute after the source model got a new snapshot."""
@@ -356,19 +372,8 @@ class TagFilterProxy(QSortFilterProxyModel):
         if not self._text or model is None:
             return
         infos = model.infos
-        text = self._text
-        self._matching = {i for i, t in infos.items()
-                          if text in t.value.casefold() or text in t.key.casefold()
-                          or (t.description is not None and text in t.description.casefold())}
-        stack = list(self._matching)
-        visible = set(stack)
-        while stack:
-            for p in infos[stack.pop()].parent_ids:
-                if p not in visible:
-                    visible.add(p)
-                    stack.append(p)
-        self._visible = visible
-        self._groups = {GROUP_OF_SOURCE.get(infos[i].source, "auto") for i in visible}
+        self._matching, self._visible = infos.search(self._text)
+        self._groups = {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self._text:
