@@ -9,6 +9,7 @@ from typing import Optional
 
 from sqlalchemy import func, select
 
+from spar_desktop.core.workspaces.errors import WorkspaceError
 from spar_desktop.core.workspaces.models import Workspace
 
 MAX_NAME_LENGTH = 200
