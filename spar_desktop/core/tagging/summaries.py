@@ -35,7 +35,7 @@ _SUMMARY_WORDS = 150  # ~200 word pieces of ordinary prose
 _READ_CHARS = 20_000  # text read per file: the opening is all a summary needs
 BATCH_FILES = 64  # files read, encoded and committed together (a killed run keeps its batches)
 _IN_CHUNK = 500  # ids per IN (...) list: SQLite's variable limit, PostgreSQL's plan size
-# Every workspace preview ranks by the whole index's summary vectors: decoded once per process and
+# Tag suggestions and hierarchy induction read the whole index's summary vectors: decoded once per process and
 # kept while a one-row aggregate (count, newest update, id sum) says the set is the same.
 _MATRICES: dict[tuple[str, str], tuple[tuple, np.ndarray, np.ndarray]] = {}
 _MATRICES_LOCK = threading.Lock()
@@ -243,6 +243,14 @@ def summarize_files(library: Library, settings: Any, encoder: Any, file_ids: Opt
     return report
 
 
+def cosines(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
+    """float32 cosines of unit rows to a unit query, the same whatever the batch: a float32 product
+    rounds differently for a 1-row batch than inside a big one (BLAS takes another path), which
+    would split identical summaries (copies of one file) at the budget's edge. Products of float32
+    values are exact in float64, and its sum rounds to the same float32."""
+    return (np.asarray(vectors, dtype=np.float64) @ np.asarray(query, dtype=np.float64)).astype(np.float32)
+
+
 def summary_similarity(library: Library, model_id: str, query: np.ndarray,
                        file_ids: Iterable[int] | None = None) -> dict[int, float]:
     """Cosine of a unit query vector (the encoder's ``encode_query``) to each file's current
@@ -250,5 +258,5 @@ def summary_similarity(library: Library, model_id: str, query: np.ndarray,
     ids, vectors = SummaryStore(library).matrix(model_id, file_ids)
     if not len(ids) or vectors.shape[1] != query.shape[0]:
         return {}
-    sims = (vectors.astype(np.float64) @ np.asarray(query, dtype=np.float64)).astype(np.float32)  # = likeness.cosines
+    sims = cosines(vectors, query)
     return {int(i): float(v) for i, v in zip(ids, sims)}

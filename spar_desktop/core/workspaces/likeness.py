@@ -19,6 +19,7 @@ from sqlalchemy import select
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileSummary
 from spar_desktop.core.library.queries import FileFilter, build_query
+from spar_desktop.core.tagging.summaries import cosines
 
 STREAM_ROWS = 10_000  # summaries decoded at a time: ~15 MB of vectors (~30 MB widened)
 
@@ -36,9 +37,6 @@ class Likeness:
 
     def __len__(self) -> int:
         return len(self.ids)
-
-    def get(self, file_id: int) -> Optional[float]:
-        return self.of(np.asarray([file_id], dtype=np.int64)).get(int(file_id))
 
     def of(self, file_ids: np.ndarray) -> dict[int, float]:
         """file id → cosine, for those of ``file_ids`` with a summary (one vectorised lookup: a
@@ -66,14 +64,6 @@ class Likeness:
             chosen = scores >= kth  # ties at the edge are decided by path, by the caller
             return len(ids), ids[chosen], sims[chosen]
         return len(ids), ids, sims
-
-
-def cosines(vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """float32 cosines of unit rows to a unit query, the same whatever the batch: a float32 product
-    rounds differently for a 1-row batch than inside a big one (BLAS takes another path), which
-    would split identical summaries (copies of one file) at the budget's edge. Products of float32
-    values are exact in float64, and its sum rounds to the same float32."""
-    return (np.asarray(vectors, dtype=np.float64) @ np.asarray(query, dtype=np.float64)).astype(np.float32)
 
 
 def pool_likeness(library: Library, query: Optional[np.ndarray], model_id: str, hard: FileFilter,
