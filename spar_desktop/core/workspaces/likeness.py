@@ -38,14 +38,14 @@ class Likeness:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def of(self, file_ids: np.ndarray) -> dict[int, float]:
-        """file id → cosine, for those of ``file_ids`` with a summary (one vectorised lookup: a
-        request's tag candidates are tens of thousands)."""
-        if not len(self.ids) or not len(file_ids):
-            return {}
-        pos = np.minimum(np.searchsorted(self.ids, file_ids), len(self.ids) - 1)
-        hit = self.ids[pos] == file_ids
-        return dict(zip(file_ids[hit].tolist(), self.sims[pos[hit]].tolist()))
+    def at(self, file_ids: np.ndarray) -> np.ndarray:
+        """Cosine per id of ``file_ids`` as float64, NaN for a file without a current summary."""
+        out = np.full(len(file_ids), np.nan)
+        if len(self.ids) and len(file_ids):
+            pos = np.minimum(np.searchsorted(self.ids, file_ids), len(self.ids) - 1)
+            hit = self.ids[pos] == file_ids
+            out[hit] = self.sims[pos[hit]]
+        return out
 
     def top_alone(self, exclude: np.ndarray, score: Callable[[np.ndarray], np.ndarray],
                   keep: int) -> tuple[int, np.ndarray, np.ndarray]:

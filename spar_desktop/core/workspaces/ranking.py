@@ -25,14 +25,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
-from sqlalchemy import Float, bindparam, case, func, literal, select, union_all
 
 from spar_desktop.core.documents.types import storable_text
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
-from spar_desktop.core.library.queries import MAX_BOUND_IDS, FileFilter, build_query, count_files
+from spar_desktop.core.library.models import File
+from spar_desktop.core.library.queries import FileFilter, build_query, count_files
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
 from spar_desktop.core.tagging.summaries import SummaryReport, SummaryStore, summarize_files
+from spar_desktop.core.workspaces.group_scores import GroupScores, best_rows, group_scores
 from spar_desktop.core.workspaces.likeness import pool_likeness
 
 
@@ -120,64 +120,6 @@ class Ranking:
                 "label": self.label()}
 
 
-def _group_tree(gi: int, group: Mapping[int, float]):
-    """The group's tags and their descendants, each with its root's match score: (id, score) rows.
-    The scores ride in the recursion (one IN list per distinct score, so no more bound values than
-    tags), and UNION drops a tag reached twice with the same score."""
-    by_score: dict[float, list[int]] = {}
-    for tag_id, score in group.items():
-        by_score.setdefault(float(score), []).append(tag_id)
-    roots = union_all(*(select(Tag.id.label("id"), literal(score, Float).label("score")).where(_among(Tag.id, ids))
-                        for score, ids in sorted(by_score.items()))).subquery(f"roots_{gi}")
-    tree = select(roots.c.id, roots.c.score).cte(f"group_{gi}", recursive=True)
-    return tree.union(select(TagEdge.child_id, tree.c.score).join(tree, TagEdge.parent_id == tree.c.id))
-
-
-def _among(column: Any, ids: Sequence[int]) -> Any:
-    """``column IN ids``; a long list (thousands of same-named folders at 1M files) is written into
-    the SQL as literals, as queries.build_query does: SQLite limits bound variables."""
-    ids = sorted(ids)
-    return column.in_(ids if len(ids) <= MAX_BOUND_IDS else bindparam(None, ids, expanding=True, literal_execute=True))
-
-
-def _group_scores(session, groups: Sequence[Mapping[int, float]], hard: FileFilter
-                  ) -> tuple[dict[int, list[float]], dict[int, list[float]], dict[int, tuple[str, Optional[str]]]]:
-    """Per pool file with a tag of some group, the best match score per group (counting
-    suggestions if asked; confirmed only), and its (path, content hash). SQL over the groups'
-    tags and their descendants (one recursive query per group) joined to the hard filter and
-    reduced to one row per file there (GROUP BY): only the files that have such a tag are read,
-    never the whole pool, and each once per group."""
-    counted: dict[int, list[float]] = {}
-    confirmed: dict[int, list[float]] = {}
-    paths: dict[int, tuple[str, Optional[str]]] = {}
-    n = len(groups)
-    # A suggestion weighs as much as its own certainty (clamped to 0..1); a confirmed tag fully.
-    certainty = case((FileTag.score.is_(None) | (FileTag.score < 0.0), 0.0), (FileTag.score > 1.0, 1.0),
-                     else_=FileTag.score)
-    for gi, group in enumerate(groups):
-        if not group:
-            continue
-        tree = _group_tree(gi, group)
-        best_confirmed = func.max(case((FileTag.confirmed.is_(True), tree.c.score)))
-        # Unconfirmed links are left out by HAVING, not WHERE: a WHERE on ``confirmed`` lets SQLite
-        # (no statistics) walk the covering (confirmed, ...) index, i.e. every confirmed link of
-        # the index, instead of the group's tags' links (0.14 s against 0.04 s at 100k files).
-        best = (func.max(case((FileTag.confirmed.is_(True), tree.c.score), else_=tree.c.score * certainty))
-                if hard.include_unconfirmed else best_confirmed)
-        q = (build_query(session, hard).order_by(None)
-             .with_only_columns(File.id, File.path, File.content_hash, best, best_confirmed)
-             .select_from(File).join(FileTag, FileTag.file_id == File.id).join(tree, tree.c.id == FileTag.tag_id)
-             .group_by(File.id, File.path, File.content_hash))
-        if not hard.include_unconfirmed:
-            q = q.having(best_confirmed.is_not(None))
-        for fid, path, h, top, top_confirmed in session.connection().execute(q).all():  # plain rows, one fetch
-            paths[fid] = (path, h)
-            if top_confirmed is not None:
-                confirmed.setdefault(fid, [0.0] * n)[gi] = float(top_confirmed)
-            counted.setdefault(fid, [0.0] * n)[gi] = float(top)
-    return counted, confirmed, paths
-
-
 def _unconstrained(hard: FileFilter) -> bool:
     """Every file with a current summary meets ``hard`` (summaries are of present, readable files)."""
     return not (hard.tag_groups or hard.soft_groups or hard.since or hard.until or hard.formats or hard.statuses
@@ -192,15 +134,6 @@ def _likeness_scores(sims: np.ndarray) -> np.ndarray:
 def _score(tags: float, similarity: Optional[float]) -> float:
     like = 0.0 if similarity is None else max(0.0, similarity - SIMILARITY_FLOOR) / (1.0 - SIMILARITY_FLOOR)
     return (1.0 - SIMILARITY_WEIGHT) * tags + SIMILARITY_WEIGHT * like
-
-
-def _paths(s, ids: Sequence[int]) -> dict[int, tuple[str, Optional[str]]]:
-    out: dict[int, tuple[str, Optional[str]]] = {}
-    ids = sorted(ids)
-    for i in range(0, len(ids), _IN_CHUNK):
-        q = select(File.id, File.path, File.content_hash).where(File.id.in_(ids[i:i + _IN_CHUNK]))
-        out.update((fid, (path, h)) for fid, path, h in s.execute(q))
-    return out
 
 
 def _confirmed_pool(s, hard: FileFilter, ids: Sequence[int]) -> set[int]:
@@ -219,42 +152,51 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
          query: Optional[np.ndarray] = None, model_id: str = "") -> Ranking:
     """Score the files that meet ``hard`` by ``groups`` (tag id → match score, one mapping per
     optional keyword group) and by summary likeness to ``query``; admit the best ``budget``.
-    Costs what the candidates cost: the pool is counted in SQL, and only files with a group's
-    tag or a summary are scored (a file with neither scores 0 and is never admitted)."""
+    Costs what the candidates cost: the pool is counted in SQL, only files with a group's tag or
+    a summary are scored (a file with neither scores 0 and is never admitted), as arrays, and
+    rows are read for the files that can be admitted."""
     likeness = pool_likeness(library, query, model_id, hard, narrows=not _unconstrained(hard))
+    n = max(1, len(groups))
     with library.session() as s:
         pool = count_files(s, hard)
-        counted, confirmed, paths = _group_scores(s, groups, hard) if groups else ({}, {}, {})
-        n = max(1, len(groups))
-        evidence: dict[int, tuple[float, float, Optional[float]]] = {}
-        counted_ids = np.fromiter(counted, dtype=np.int64, count=len(counted))
-        sims = likeness.of(counted_ids)
-        for fid, per_group in counted.items():
-            sim = sims.get(fid)
-            score = _score(sum(per_group) / n, sim)
-            if score > 0.0:
-                evidence[fid] = (score, sum(per_group) / n, sim)
+        scored = group_scores(s, groups, hard) if groups else GroupScores.empty(n)
+        tags = scored.tag_scores()
+        sims = likeness.at(scored.ids)  # NaN: no current summary
+        scores = np.where(np.isnan(sims), (1.0 - SIMILARITY_WEIGHT) * tags,
+                          (1.0 - SIMILARITY_WEIGHT) * tags + _likeness_scores(np.nan_to_num(sims)))
+        with_evidence = scores > 0.0
+        unsummarised = int(np.count_nonzero(with_evidence & np.isnan(sims)))
         # Files with a summary but no keyword tag: counted all, rows built only for those that
         # can still make the budget (at a million summarised files, not a million rows).
-        alone, alone_ids, alone_sims = likeness.top_alone(counted_ids, _likeness_scores, budget)
-        for fid, sim in zip(alone_ids.tolist(), alone_sims.tolist()):
-            evidence[fid] = (_score(0.0, sim), 0.0, sim)
-        paths.update(_paths(s, [fid for fid in evidence if fid not in paths]))  # summaries alone
-        unsummarised = sum(1 for fid in counted if fid in evidence and fid not in sims)
-        best = sorted(evidence, key=lambda fid: (-evidence[fid][0], paths[fid][0]))[:max(0, budget)]
-        admitted = [ScoredFile(fid, *paths[fid], *evidence[fid]) for fid in best]  # the admitted only
+        alone, alone_ids, alone_sims = likeness.top_alone(scored.ids, _likeness_scores, budget)
+        alone_sims64 = alone_sims.astype(np.float64)
+        ids = np.concatenate([scored.ids[with_evidence], alone_ids])
+        evidence = {"score": np.concatenate([scores[with_evidence], _likeness_scores(alone_sims64)]),
+                    "tags": np.concatenate([tags[with_evidence], np.zeros(len(alone_ids))]),
+                    "sim": np.concatenate([sims[with_evidence], alone_sims64])}
+        best = best_rows(s, ids, evidence["score"], budget)
+        at = {fid: i for i, fid in enumerate(ids.tolist())} if best else {}
+        admitted = [_scored(fid, path, h, at[fid], evidence) for fid, path, h in best]  # the admitted only
         if hard.include_unconfirmed:
             confirmed_pool = _confirmed_pool(s, hard, [f.file_id for f in admitted])
             cutoff = admitted[-1].score if admitted else 0.0
-            admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
-    candidates = len(evidence) - len(alone_ids) + alone
+            confirmed = scored.confirmed_sums(np.array([f.file_id for f in admitted], dtype=np.int64))
+            admitted = [_mark(f, confirmed_pool, float(c), n, cutoff) for f, c in zip(admitted, confirmed)]
+    candidates = int(np.count_nonzero(with_evidence)) + alone
     return Ranking(pool, candidates, budget, tuple(admitted), len(likeness), unsummarised)
 
 
-def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed: dict[int, list[float]], n: int, cutoff: float) -> ScoredFile:
+def _scored(fid: int, path: str, h: Optional[str], i: int, evidence: Mapping[str, np.ndarray]) -> ScoredFile:
+    sim = float(evidence["sim"][i])
+    return ScoredFile(fid, path, h, float(evidence["score"][i]), float(evidence["tags"][i]),
+                      None if math.isnan(sim) else sim)
+
+
+def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed_sum: float, n: int, cutoff: float) -> ScoredFile:
     """Would ``f`` be admitted on its confirmed tags alone (same cutoff)? If not, it came only
-    through unconfirmed suggestions, and the explanation names it."""
-    alone = _score(sum(confirmed.get(f.file_id, ())) / n, f.similarity)
+    through unconfirmed suggestions, and the explanation names it. ``confirmed_sum``: its best
+    confirmed scores summed over the groups."""
+    alone = _score(confirmed_sum / n, f.similarity)
     if f.file_id in confirmed_pool and (alone >= cutoff and alone > 0.0):
         return f
     return replace(f, suggested_only=True)
@@ -346,11 +288,10 @@ def summary_candidates(library: Library, flt: AdmissionFilter, limit: int = ON_D
     if summarised == 0 and budget >= limit:
         return []
     with library.session() as s:
-        counted, _, paths = _group_scores(s, groups, flt.hard_filter())
-    if len(counted) + summarised <= budget:
-        return []
-    n = len(groups)
-    best = sorted(counted, key=lambda fid: (-sum(counted[fid]) / n, paths[fid][0]))[:limit]
+        scored = group_scores(s, groups, flt.hard_filter())
+        if len(scored) + summarised <= budget:
+            return []
+        best = [fid for fid, _, _ in best_rows(s, scored.ids, scored.tag_scores(), limit)]
     have = set(SummaryStore(library).matrix(flt.vector_model, best)[0].tolist()) if best else set()
     return [fid for fid in best if fid not in have]
 

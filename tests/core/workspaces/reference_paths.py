@@ -74,7 +74,7 @@ def reference_rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[
     admitted = scored[:max(0, budget)]
     if hard.include_unconfirmed:
         cutoff = admitted[-1].score if admitted else 0.0
-        admitted = [_mark(f, confirmed_pool, confirmed, n, cutoff) for f in admitted]
+        admitted = [_mark(f, confirmed_pool, sum(confirmed.get(f.file_id, ())), n, cutoff) for f in admitted]
     unsummarised = sum(1 for f in scored if f.file_id in counted and f.file_id not in likeness)
     return Ranking(len(pool), len(scored), budget, tuple(admitted), len(likeness), unsummarised)
 
