@@ -10,7 +10,7 @@ executemany, which SQLAlchemy turns into batched multi-row INSERTs (insertmanyva
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from sqlalchemy import Connection, Select, Table, insert
 
@@ -115,3 +115,19 @@ def fetch_rows(conn: Connection, stmt: Select) -> list[tuple]:
         return cursor.fetchall()
     finally:
         cursor.close()
+
+
+def execute_rows(conn: Connection, statement: Any, rows: list[dict]) -> None:
+    """An UPDATE or DELETE with bound parameters, run once per row of ``rows``. On SQLite the SQL
+    is compiled once and the rows go to the driver's executemany as tuples (SQLAlchemy's per-row
+    parameter handling cost more than SQLite's updates: 71,603 tag rows of a first vocabulary
+    sync); values must need no conversion (integers, text). Elsewhere Core's executemany."""
+    if not rows:
+        return
+    if conn.dialect.name != "sqlite" or conn.dialect.paramstyle != "qmark":
+        conn.execute(statement, rows)
+        return
+    compiled = statement.compile(dialect=conn.dialect)
+    fixed = {name: bind.value for name, bind in compiled.binds.items()}  # the same in every row
+    names = compiled.positiontup
+    conn.exec_driver_sql(str(compiled), [tuple(row[k] if k in row else fixed[k] for k in names) for row in rows])

@@ -62,6 +62,13 @@ def remember_model(root: Path, identity: str, model_id: str) -> None:
         os.replace(tmp, root / IDENTITIES)
 
 
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 class TextVectors:
     """Append-only text → vector rows; exact nearest-neighbour search by dot product."""
 
@@ -73,6 +80,7 @@ class TextVectors:
         self._dim = 0
         self._size = 0  # of texts.jsonl when read: refresh() reloads when it changed
         self._loaded = False
+        self._exact = False  # the files hold exactly the rows read (no torn or orphaned tail)
 
     # -- reading -----------------------------------------------------------------------------
     def _load(self) -> None:
@@ -80,22 +88,34 @@ class TextVectors:
         texts: list[str] = []
         path = self.folder / "texts.jsonl"
         self._size = path.stat().st_size if path.exists() else 0
+        torn = False
         if path.exists():
             with open(path, "rb") as f:
                 for line in f:
                     if not line.endswith(b"\n"):
-                        break  # a torn last line: not written completely
+                        torn = True  # a torn last line: not written completely
+                        break
                     texts.append(json.loads(line))
         meta = self._meta()
         self._dim = int(meta.get("dim", 0))
         vec_path = self.folder / "vectors.f32"
         rows = vec_path.stat().st_size // (4 * self._dim) if self._dim and vec_path.exists() else 0
         n = min(len(texts), rows)
+        # Both files hold exactly the rows read: an append needs no repair (see _rewrite_texts_if_longer).
+        self._exact = not torn and len(texts) == n and (not self._dim or rows * 4 * self._dim == _size(vec_path))
         self._texts = texts[:n]
         self._rows = {text_key(t): i for i, t in enumerate(self._texts)}
+        self._map(n)
+        self._loaded = True
+
+    def _map(self, n: int) -> None:
+        vec_path = self.folder / "vectors.f32"
         self._vectors = (np.memmap(vec_path, dtype=np.float32, mode="r", shape=(n, self._dim))
                          if n else np.zeros((0, self._dim or 1), dtype=np.float32))
-        self._loaded = True
+
+    def _changed_on_disk(self) -> bool:
+        """Another process (or store object) appended since this one read the files."""
+        return not self._loaded or _size(self.folder / "texts.jsonl") != self._size
 
     def _meta(self) -> dict:
         try:
@@ -153,10 +173,13 @@ class TextVectors:
             yield
 
     def add(self, texts: Sequence[str], vectors: np.ndarray) -> None:
-        """Append the rows of ``texts`` not stored yet (another process may have added some)."""
+        """Append the rows of ``texts`` not stored yet (another process may have added some).
+        The files are read again only when another process appended since: re-reading every text
+        on every batch was quadratic (4 s of a 605k-file share's first request)."""
         vectors = np.asarray(vectors, dtype=np.float32)
         with self._locked():
-            self._load()  # what other processes appended since
+            if self._changed_on_disk() or not self._exact:
+                self._load()
             if not self._dim:
                 self._dim = int(vectors.shape[1])
                 (self.folder / "meta.json").write_text(json.dumps({"dim": self._dim}))
@@ -174,12 +197,17 @@ class TextVectors:
                 f.write(np.stack(list(new.values())).astype(np.float32).tobytes())
                 f.flush()
                 os.fsync(f.fileno())
-            self._rewrite_texts_if_longer(n)
+            if not self._exact:
+                self._rewrite_texts_if_longer(n)
             with open(self.folder / "texts.jsonl", "ab") as f:
                 f.write(b"".join(json.dumps(t).encode() + b"\n" for t in new))
                 f.flush()
                 os.fsync(f.fileno())
-            self._load()
+            for t in new:
+                self._rows[text_key(t)] = len(self._texts)
+                self._texts.append(t)
+            self._size, self._exact = _size(self.folder / "texts.jsonl"), True
+            self._map(len(self._texts))
 
     def _rewrite_texts_if_longer(self, n: int) -> None:
         """Texts beyond the vectors' rows (a torn line, or texts whose vectors never landed) go."""

@@ -175,3 +175,20 @@ def test_a_torn_append_loses_only_that_append(tmp_path):
     reopened.add(["gamma"], np.array([[0, 0, 1, 0]], dtype=np.float32))
     assert len(TextVectors(tmp_path / "v")) == 3
     assert TextVectors(tmp_path / "v").vector("gamma").tolist() == [0, 0, 1, 0]
+
+
+def test_two_writers_appending_in_turn_each_keep_every_row(tmp_path):
+    """The app's background job and a CLI command add to one store in turn: each append sees the
+    other's rows (no duplicate, no lost row), and a fresh reader holds them all in order."""
+    import numpy as np
+
+    app, cli = TextVectors(tmp_path / "v"), TextVectors(tmp_path / "v")
+    app.add(["alpha"], np.array([[1, 0, 0, 0]], dtype=np.float32))
+    cli.add(["beta", "alpha"], np.array([[0, 1, 0, 0], [9, 9, 9, 9]], dtype=np.float32))
+    app.add(["gamma", "beta"], np.array([[0, 0, 1, 0], [9, 9, 9, 9]], dtype=np.float32))
+    app.add(["delta"], np.array([[0, 0, 0, 1]], dtype=np.float32))
+    fresh = TextVectors(tmp_path / "v")
+    assert len(fresh) == 4 and len(app) == 4
+    assert [fresh.vector(t).tolist() for t in ("alpha", "beta", "gamma", "delta")] == np.eye(4).tolist()
+    cli.refresh()
+    assert cli.vector("delta").tolist() == [0, 0, 0, 1]
