@@ -192,7 +192,7 @@ def _result(rows, corpus, args, summaries, summaries_s, tag_index_s, g_report, g
         "global": _summary(rows, corpus, "global") if not args.no_build else None,
         "spar_ranked": _summary(rows, corpus, "spar"),
         "spar_all_or_nothing": _summary(rows, corpus, "legacy"),
-        "ranking": {"budget_rule": f"max({ranking.MIN_BUDGET}, {ranking.BUDGET_SHARE:.0%} of the indexed files)",
+        "ranking": {"budget_rule": f"max({ranking.MIN_BUDGET}, {ranking.BUDGET_SHARE:.0%} of the indexed files), at most {ranking.MAX_DEFAULT_BUDGET}",
                     "similarity_weight": ranking.SIMILARITY_WEIGHT, "similarity_floor": ranking.SIMILARITY_FLOOR},
         "summaries": {"files": summaries.summarized + summaries.up_to_date, "computed_now": summaries.summarized,
                       "seconds": round(summaries_s, 1)},

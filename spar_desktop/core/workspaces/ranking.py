@@ -37,9 +37,14 @@ from spar_desktop.core.workspaces.likeness import pool_likeness
 
 
 # A tenth of the index: the issue's target for a workspace that still holds what a global search
-# would find; never fewer than 25, so a small index's workspace is not a handful of files.
+# would find; never fewer than 25, so a small index's workspace is not a handful of files, and
+# never more than 5,000 by default: a workspace is built for one task (embedding 5,000 documents
+# already takes minutes to hours here), and a tenth of a million-file share (100,000 files, days of
+# embedding) made every request list and sort O(index) files (issue 29). The user asks for more
+# with --budget or the dialog's "Show more"; the funnel says how many candidates were left out.
 BUDGET_SHARE = 0.10
 MIN_BUDGET = 25
+MAX_DEFAULT_BUDGET = 5_000
 # A summary below the floor is no evidence. MiniLM cosines of a request to unrelated summaries
 # rarely pass 0.3 (PubMedQA: 97% of all question-abstract pairs are below it, 99% of the answers above).
 SIMILARITY_FLOOR = 0.3
@@ -54,7 +59,7 @@ ON_DEMAND_SUMMARIES = 200
 
 
 def default_budget(indexed_files: int) -> int:
-    return max(MIN_BUDGET, math.ceil(indexed_files * BUDGET_SHARE))
+    return min(MAX_DEFAULT_BUDGET, max(MIN_BUDGET, math.ceil(indexed_files * BUDGET_SHARE)))
 
 
 def encode_vector(vector: Sequence[float]) -> str:

@@ -160,3 +160,12 @@ def test_summaries_rank_untagged_files_that_are_like_the_request(indexed):
     only_words = mgr.filter_for("metal particles in lubricating oil")
     assert only_words.groups == () and only_words.scoped
     assert "oil-report.md" in names(lib, only_words) and "lemon-cake.md" not in names(lib, only_words)
+
+
+def test_the_default_budget_is_a_tenth_of_the_index_between_25_and_5000_files():
+    """A workspace is built for one task: a million-file share's request admits at most 5,000
+    files unless the user asks for more (--budget, Show more), a small index at least 25."""
+    from spar_desktop.core.workspaces.ranking import default_budget
+
+    assert [default_budget(n) for n in (0, 100, 20_000, 49_999, 50_000, 100_000, 1_000_000)] == \
+        [25, 25, 2_000, 5_000, 5_000, 5_000, 5_000]
