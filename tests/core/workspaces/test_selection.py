@@ -199,3 +199,23 @@ def test_a_whole_index_workspace_saved_by_the_previous_release_keeps_its_files()
     scoped = WorkspaceFilter(formats=("pdf",)).to_json()
     del scoped["all_files"]
     assert not WorkspaceFilter.from_json(scoped).all_files
+
+
+def test_a_filter_saves_as_the_dataclass_fields_say_and_reads_back_equal():
+    """The saved filter JSON (a workspace's record, a .sparws export) keeps every field: the
+    hand-written conversion gives what dataclasses.asdict gave, and reading it back is equal."""
+    import json
+    from dataclasses import asdict
+    from datetime import date
+
+    from spar_desktop.core.workspaces.selection import TagChoice, TagGroup
+
+    flt = WorkspaceFilter(groups=(TagGroup("reports", (TagChoice(3, "folder", "Reports", 0.7, "lexical"),),
+                                           (TagChoice(4, "folder", "Reports/2019", 0.7, "lexical"),), True),),
+                          since=date(2019, 5, 1), until=date(2019, 5, 31), formats=("pdf",), pinned=(7, 9),
+                          ranked=True, budget=40, sources=(("keyword", "reports", "rules"),), request="CT reports")
+    saved = flt.to_json()
+    expected = asdict(flt)
+    expected.update(since="2019-05-01", until="2019-05-31")
+    assert saved == expected
+    assert WorkspaceFilter.from_json(json.loads(json.dumps(saved))) == flt
