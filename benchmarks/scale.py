@@ -78,18 +78,27 @@ def generate(root: Path, n_files: int, seed: int = 0) -> int:
                     for i in range(min(FILES_PER_FOLDER, n_files - made)):
                         path = folder / f"{kind[:-1]}-{made:07d}.txt"
                         body = f"{project} {dept} {kind} {year}\n" + " ".join(rng.choice(WORDS) for _ in range(40))
-                        path.write_text(body, encoding="utf-8")
-                        os.utime(path, (stamp, stamp))
+                        if not _written(path, body, stamp):  # an interrupted run resumes: same seed, same files
+                            path.write_text(body, encoding="utf-8")
+                            os.utime(path, (stamp, stamp))
                         made += 1
     return made
 
 
+def _written(path: Path, body: str, stamp: float) -> bool:
+    try:
+        st = path.stat()
+    except OSError:
+        return False
+    return st.st_size == len(body.encode("utf-8")) and st.st_mtime == stamp
+
+
 def share_for(work: Path, n_files: int) -> tuple[Path, float]:
-    """The share under ``work`` (generated once per N; a marker says it is complete)."""
+    """The share under ``work`` (generated once per N; a marker says it is complete). A run
+    interrupted while generating goes on where it stopped: the files are a function of the seed."""
     root, marker = work / "share", work / f"share-{n_files}.done"
     if marker.exists():
         return root, 0.0
-    shutil.rmtree(root, ignore_errors=True)
     t0 = time.perf_counter()
     made = generate(root, n_files)
     marker.write_text(str(made))
