@@ -26,7 +26,7 @@ from typing import Optional
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.queries import FileFilter, count_files
-from spar_desktop.core.library.tags import ancestors_by_tag, resolve_tags
+from spar_desktop.core.library.tags import resolve_tags, under_another
 from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import UnscopedFilter, unscoped_message
 from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
@@ -302,12 +302,11 @@ def require_scope(flt: WorkspaceFilter) -> WorkspaceFilter:
 def prune_to_ancestors(library: Library, matches: list[TagChoice]) -> tuple[list[TagChoice], list[TagChoice]]:
     """Keep a match only when none of its ancestors also matched (one recursive query for all
     matches: a keyword can match hundreds of same-named folders)."""
-    ids = {m.tag_id for m in matches}
     with library.session() as s:
-        above = ancestors_by_tag(s, ids)
+        covered = under_another(s, {m.tag_id for m in matches})
     kept, pruned = [], []
     for m in matches:
-        (pruned if (above.get(m.tag_id, set()) - {m.tag_id}) & ids else kept).append(m)
+        (pruned if m.tag_id in covered else kept).append(m)
     return kept, pruned
 
 
