@@ -94,7 +94,8 @@ def _tag_scores(session, gi: int, group: Mapping[int, float], dialect: str) -> t
     rows = driver_rows(session, select(_group_tree(gi, group, dialect)))
     tree = np.array(rows, dtype=np.float64).reshape(len(rows), 2)
     tree = tree[np.lexsort((-tree[:, 1], tree[:, 0]))]  # by id, the best score first
-    first = np.r_[True, tree[1:, 0] != tree[:-1, 0]]
+    first = np.ones(len(tree), dtype=bool)
+    first[1:] = tree[1:, 0] != tree[:-1, 0]
     return tree[first, 0].astype(np.int64), tree[first, 1]
 
 

@@ -150,6 +150,8 @@ def test_both_ways_of_reading_a_groups_scores_give_the_same_rows(lib, hard_name,
             two = group_scores_mod._linked_rows(s, gi, group, hard)
             assert len(one) > 0
             np.testing.assert_array_equal(one[np.argsort(one[:, 0])], two)
+        gone = {10**9: 1.0}  # a tag deleted since the request matched it
+        assert len(group_scores_mod._grouped_rows(s, 0, gone, hard)) == len(group_scores_mod._linked_rows(s, 0, gone, hard)) == 0
 
 
 def test_funnel_counts_are_those_of_the_python_path(lib, monkeypatch):
