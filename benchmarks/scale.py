@@ -172,12 +172,16 @@ def run_on_postgres(args) -> dict:
 
     log = Path(args.work or f"/tmp/spar-scale-{args.files}") / f"postgres-{args.label}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    # log_min_duration_statement also logs utility statements: the scan's closing VACUUM/ANALYZE.
     options = ("-c shared_preload_libraries=auto_explain -c auto_explain.log_analyze=on "
-               f"-c auto_explain.log_min_duration={args.explain_ms}ms")
+               f"-c auto_explain.log_min_duration={args.explain_ms}ms -c log_min_duration_statement={args.explain_ms}ms")
     with postgres_server(options, log) as server:
         args.database_url = fresh_database(server)
         result = run(args)
-    result["slow_statement_plans"] = slow_plans(log.read_text(errors="replace") if log.exists() else "")
+    text = log.read_text(errors="replace") if log.exists() else ""
+    result["statistics_after_scan"] = [{"ms": float(ms), "statement": st} for ms, st in re.findall(
+        r"duration: ([\d.]+) ms\s+statement: ((?:VACUUM|ANALYZE)[^\n]*)", text)]
+    result["slow_statement_plans"] = slow_plans(text)
     return result
 
 

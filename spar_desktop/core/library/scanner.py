@@ -25,6 +25,7 @@ from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
+from spar_desktop.core.library import planner_stats
 from spar_desktop.core.library.bulk import fetch_rows
 from spar_desktop.core.library.children import mark_children_missing
 from spar_desktop.core.library.database import Library
@@ -226,6 +227,10 @@ class _ScanRun:
                 if self.writer.dropped_indexes:
                     self.progress(Progress(self.n_seen, None, "building the index's lookup indexes"))
                     ensure_query_indexes(self.lib.engine)
+        r = self.report
+        if planner_stats.applies(self.lib.engine) and r.new + r.changed + r.missing + r.restored + r.children:
+            self.progress(Progress(self.n_seen, None, "updating the database's statistics"))
+            planner_stats.refresh_after_scan(self.lib.engine, bulk=self.writer.dropped_indexes)
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a

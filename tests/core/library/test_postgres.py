@@ -90,3 +90,38 @@ def test_bulk_first_scan_and_repair_after_a_kill_on_postgres(pg_url, tmp_path):
     finally:
         lib.close()
         reference.close()
+
+
+def test_a_scan_leaves_the_planner_statistics_of_what_it_wrote(pg_url, tmp_path):
+    """The planner sizes the files, links and tags of a fresh scan from statistics, not guesses
+    (it chose plans over every link of the index without them): a scan that wrote rows ends
+    with them gathered (and, after a bulk first scan, the tables vacuumed); one that changed
+    nothing leaves them as they were."""
+    from sqlalchemy import text
+
+    from spar_desktop.core.library.planner_stats import SCANNED_TABLES
+
+    from .test_bulk_scan import make_share
+    from tests.support.servers import fresh_database
+
+    def stats(lib: Library) -> dict[str, tuple]:
+        with lib.engine.connect() as conn:
+            rows = conn.execute(text("SELECT relname, analyze_count, vacuum_count FROM pg_stat_user_tables"))
+            return {name: (a, v) for name, a, v in rows if name in SCANNED_TABLES}
+
+    share = make_share(tmp_path / "share")
+    lib = Library(make_engine(fresh_database(pg_url)), None)
+    try:
+        assert set(stats(lib).values()) == {(0, 0)}
+        Scanner(lib, batch_size=8).scan_one(str(share))  # a bulk first scan
+        assert set(stats(lib).values()) == {(1, 1)}
+        with lib.engine.connect() as conn:  # the planner now knows the row counts
+            counted = conn.execute(text("SELECT reltuples FROM pg_class WHERE relname = 'files'")).scalar()
+            assert counted == conn.execute(text("SELECT count(*) FROM files")).scalar()
+        Scanner(lib).scan_one(str(share))  # nothing changed on disk: nothing to gather
+        assert set(stats(lib).values()) == {(1, 1)}
+        (share / "Legal" / "new.txt").write_text("a new note", encoding="utf-8")
+        Scanner(lib, bulk_load=False).scan_one(str(share))
+        assert set(stats(lib).values()) == {(2, 1)}  # ANALYZE alone
+    finally:
+        lib.close()

@@ -22,6 +22,7 @@ from spar_desktop.core.library.models import File, FileSummary, Tag, TagSource
 from spar_desktop.core.library.queries import FileFilter
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import add_edge, create_tag, tag_files
+from spar_desktop.core.workspaces import group_scores as group_scores_mod
 from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.selection import TagChoice, TagGroup, WorkspaceFilter, explain
 from spar_desktop.core.workspaces.tag_index import normalize_words
@@ -82,6 +83,9 @@ def _index(tmp_path_factory, url):
         for n, fid in enumerate(ids[2::3]):
             tag_files(s, [fid], quality.id if n % 2 else inspection.id, source=TagSource.AUTO,
                       score=round(0.2 + 0.1 * (n % 8), 2), confirmed=False)
+        # Certainties out of 0..1 (a model's raw score), clamped when weighed.
+        tag_files(s, [ids[4]], quality.id, source=TagSource.AUTO, score=1.5, confirmed=False)
+        tag_files(s, [ids[7]], inspection.id, source=TagSource.AUTO, score=-0.2, confirmed=False)
         hashes = dict(s.execute(select(File.id, File.content_hash)).all())
         vecs = np.random.default_rng(3).normal(size=(len(ids), 8)).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
@@ -130,6 +134,24 @@ def test_sql_ranking_admits_what_the_python_path_admits(lib, hard_name, suggeste
     want = reference_rank(lib, hard, groups, budget, q, MODEL if with_query else "")
     assert got == want  # pool, candidates, budget, with_summaries and every admitted file, in order
     assert got.candidates > 0 and got.admitted
+
+
+@pytest.mark.parametrize("hard_name", ["none", "dated", "folder"])
+@pytest.mark.parametrize("suggested", [False, True])
+def test_both_ways_of_reading_a_groups_scores_give_the_same_rows(lib, hard_name, suggested):
+    """PostgreSQL reads a group's tag tree first and then its links by tag id (its planner got the
+    one grouped statement wrong); elsewhere one statement. On either backend both give the same
+    (file, best, best confirmed) rows, a tag reached from two roots (Inspection under Quality)
+    counting its best score."""
+    hard = replace(hard_filters(lib)[hard_name], include_unconfirmed=suggested)
+    with lib.session() as s:
+        for gi, group in enumerate(groups_of(lib)):
+            one = group_scores_mod._grouped_rows(s, gi, group, hard)
+            two = group_scores_mod._linked_rows(s, gi, group, hard)
+            assert len(one) > 0
+            np.testing.assert_array_equal(one[np.argsort(one[:, 0])], two)
+        gone = {10**9: 1.0}  # a tag deleted since the request matched it
+        assert len(group_scores_mod._grouped_rows(s, 0, gone, hard)) == len(group_scores_mod._linked_rows(s, 0, gone, hard)) == 0
 
 
 def test_funnel_counts_are_those_of_the_python_path(lib, monkeypatch):
