@@ -130,12 +130,16 @@ def ensure_graph(model_dir: Path, cache_dir: Path, variant: str = "fp32") -> tup
         pass
 
     log.info("building the ONNX %s encoder graph in %s", variant, cache_dir)
-    tensors = read_safetensors(model_dir / "model.safetensors")
-    cfg = BertConfig.from_json(json.loads((model_dir / "config.json").read_text(encoding="utf-8")))
     if variant == "fp32":
+        tensors = read_safetensors(model_dir / "model.safetensors")
+        cfg = BertConfig.from_json(json.loads((model_dir / "config.json").read_text(encoding="utf-8")))
         _atomic_write(graph, build_model(tensors, cfg).SerializeToString())
+        tok = load_tokenizer(model_dir)
+        ids = np.asarray([tok.encode(PROBE).ids], dtype=np.int64)
+        probe = reference_forward(tensors, cfg, ids, np.ones_like(ids))[0]
+        reference = {"probe_ids": ids[0].tolist(), "probe_vector": [float(v) for v in probe]}
     else:
-        fp32, _ = ensure_graph(model_dir, cache_dir, "fp32")
+        fp32, fp32_meta = ensure_graph(model_dir, cache_dir, "fp32")
         fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=graph.name + ".", suffix=".tmp")
         os.close(fd)
         try:
@@ -143,11 +147,9 @@ def ensure_graph(model_dir: Path, cache_dir: Path, variant: str = "fp32") -> tup
             os.replace(tmp, graph)
         finally:
             Path(tmp).unlink(missing_ok=True)
-    tok = load_tokenizer(model_dir)
-    ids = np.asarray([tok.encode(PROBE).ids], dtype=np.int64)
-    probe = reference_forward(tensors, cfg, ids, np.ones_like(ids))[0]
-    meta = {"variant": variant, "builder": BUILDER_VERSION, "bytes": graph.stat().st_size,
-            "probe_ids": ids[0].tolist(), "probe_vector": [float(v) for v in probe]}
+        # The same weights and probe text: the fp32 graph's reference vector (a numpy forward pass).
+        reference = {k: fp32_meta[k] for k in ("probe_ids", "probe_vector")}
+    meta = {"variant": variant, "builder": BUILDER_VERSION, "bytes": graph.stat().st_size, **reference}
     _atomic_write(meta_path, json.dumps(meta).encode("utf-8"))  # last: its presence means "complete"
     return graph, meta
 
