@@ -56,8 +56,9 @@ def write_share(share: Path, n: int) -> list[str]:
 
 
 def spar(args: list[str], data: Path, env: dict[str, str], **kw) -> subprocess.CompletedProcess:
+    # cwd outside any checkout: ``python -m`` puts it first on sys.path, ahead of PYTHONPATH's source.
     return subprocess.run([sys.executable, "-m", "spar_desktop.cli", *args], env={**env, "SPAR_DATA_DIR": str(data)},
-                          capture_output=True, text=True, check=True, timeout=3600, **kw)
+                          capture_output=True, text=True, check=True, timeout=3600, **{"cwd": data.parent, **kw})
 
 
 def timed_build(base: Path, work: Path, env: dict[str, str], runtime: str, src: Path = ROOT) -> dict:

@@ -36,7 +36,9 @@ def spar(source: Path, data: Path, *args: str) -> dict:
     """One CLI run: wall/CPU seconds, peak RSS (MB), the closing line and the funnel lines."""
     env = dict(os.environ, PYTHONPATH=str(source), HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False")
     cmd = ["/usr/bin/time", "-v", sys.executable, "-m", "spar_desktop.cli", "--data-dir", str(data), *args]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    # cwd outside any checkout: ``python -m`` puts the working directory first on sys.path, ahead of
+    # PYTHONPATH, so run from a checkout every source would run that checkout's code.
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=data.parent)
     if done.returncode:
         raise SystemExit(f"{' '.join(args)} failed with {source}:\n{done.stderr[-2000:]}")
     found = {k: float(re.search(p, done.stderr).group(1)) for k, p in _FIELDS.items()}
@@ -67,7 +69,7 @@ def main() -> None:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     base = work / "index"
-    scan = spar(next(iter(sources.values())), base, "index", args.share, "--quiet")
+    scan = spar(next(iter(sources.values())), base, "index", str(Path(args.share).resolve()), "--quiet")
     result: dict = {"benchmark": "request_cost", "share": args.share, "scan": scan, "sources": {}, "load_average": []}
     for label, src in sources.items():
         shutil.copytree(base, work / label)
