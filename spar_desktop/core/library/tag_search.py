@@ -60,7 +60,7 @@ class LabelIndex:
         parts: list[str] = []
         at = 0
         for tag_id, key, value, description in rows:
-            text = fold(_FIELD.join((value, key, description or ""))) + _TAG
+            text = _FIELD.join((fold(value), fold(key), fold(description or ""))) + _TAG
             self._ids.append(tag_id)
             parts.append(text)
             at += len(text)
