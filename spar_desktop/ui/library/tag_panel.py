@@ -8,10 +8,13 @@ Dates narrows that to 2023. Selecting a group node itself adds no constraint.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import deque
+from functools import partial
 from typing import Optional
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -27,11 +30,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from spar_desktop.core.library.tag_search import MAX_MATCHES, MAX_OPENED, TagMatches
 from spar_desktop.core.tagging.grouping_proposal import MIN_TAGS
+from spar_desktop.ui.base.tasks import TaskError, TaskRunner
+from spar_desktop.ui.library import ops
 from spar_desktop.ui.library.ops import TagSnapshot
 from spar_desktop.ui.library.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
 
-MAX_AUTO_EXPAND = 300
+log = logging.getLogger(__name__)
+
+MAX_AUTO_EXPAND = MAX_OPENED  # the search reads these nodes' children with the matches
+OPEN_SLICE_S = 0.025  # opening the way to the matches yields to the event loop after this long
 
 
 NO_TAGS = ("Tags appear here once files are indexed: one per folder and per year, quarter and month, "
@@ -47,8 +56,9 @@ class TagPanel(QWidget):
     suggest_requested = Signal()  # "Suggest tags": run the tagging job now
     review_requested = Signal(object)  # tag id, or None for every suggestion
 
-    def __init__(self, parent: Optional[QWidget] = None) -> None:
+    def __init__(self, parent: Optional[QWidget] = None, runner: Optional[TaskRunner] = None) -> None:
         super().__init__(parent)
+        self.runner = runner  # the filter searches on it; without one (a panel on its own) it searches here
         self.model = TagTreeModel(self)
         self.proxy = TagFilterProxy(self)
         self.proxy.setSourceModel(self.model)
@@ -82,6 +92,14 @@ class TagPanel(QWidget):
         self.view.customContextMenuRequested.connect(self._context_menu)
         self._last_groups: tuple = ()
         self._restoring = False
+        self._searching = False  # a search for the filter's text is on the runner
+        self._truncated = False
+        self._way: deque[QPersistentModelIndex] = deque()  # nodes left to open towards the matches
+        self._opened = 0
+        self._auto_opened: set[tuple] = set()  # paths the filter opened (closed again when it is cleared)
+        self._before_filter: list[tuple] = []  # what was expanded before the filter (restored after)
+        self._way_timer = QTimer(self, singleShot=True, interval=0)
+        self._way_timer.timeout.connect(self._open_way)
 
     def _suggestion_row(self) -> QVBoxLayout:
         """'12 suggested' + Review…: automatic tags wait here for a person."""
@@ -139,8 +157,11 @@ class TagPanel(QWidget):
     def set_snapshot(self, snapshot: TagSnapshot) -> None:
         """Swap in fresh tags (after a scan) keeping expanded nodes and the selection."""
         expanded, selected = self._expanded_paths(), self._selected_paths()
+        self._stop_opening()
         self.model.set_snapshot(snapshot)
         self.proxy.refresh()
+        if self.proxy.filter_text:
+            self._apply_search()  # the new snapshot's tags: searched again (on the runner)
         self._restore(expanded, selected, open_groups=not expanded)
         self._fit_count_column(snapshot)
         self._update_empty()
@@ -181,6 +202,8 @@ class TagPanel(QWidget):
             self.empty_label.setText(NO_TAGS)
         elif text and self.proxy.rowCount() == 0:
             self.empty_label.setText(f"No tag matches “{text}”.")
+        elif text and self._truncated and self.view.model() is self.proxy:
+            self.empty_label.setText(f"Showing the first {MAX_MATCHES:,} matching tags: type more to narrow them.")
         else:
             self.empty_label.setText("")
         self.empty_label.setVisible(bool(self.empty_label.text()))
@@ -233,46 +256,103 @@ class TagPanel(QWidget):
         self.filter_changed.emit(groups, description)
 
     # ------------------------------------------------------------------ search
+    @property
+    def search_pending(self) -> bool:
+        """A typed filter not shown yet (waiting, searching, or still opening the way to matches)."""
+        return self._debounce.isActive() or self._searching or bool(self._way)
+
     def _apply_search(self) -> None:
-        text = self.search.text()
-        if bool(text.strip()) != (self.view.model() is self.proxy):
-            # Into or out of filtering: the proxy goes in or out of the view, keeping what is
-            # expanded and selected (a selected tag the filter hides is dropped, as before).
+        """The debounced filter text: searched on the runner (a newer text supersedes it), shown
+        when the answer comes; clearing it is immediate."""
+        text = self.search.text().strip()
+        self._stop_opening()
+        infos = self.model.infos
+        if not text or self.runner is None:
+            self._searching = False
+            self._show_matches(infos.matches(text) if text else TagMatches("", frozenset(), frozenset()))
+            return
+
+        def found(matches: TagMatches) -> None:
+            if infos is self.model.infos and matches.text == self.search.text().strip():
+                self._searching = False
+                self._show_matches(matches)
+            # else a newer text (or snapshot) has its own search on the way
+
+        def failed(error: TaskError) -> None:
+            self._searching = False
+            log.warning("tag filter %r: %s", text, error.message)
+
+        self._searching = True
+        self.runner.run(partial(ops.search_tags, infos, text), title="Filtering tags", key="tag-filter",
+                        visible=False, on_success=found, on_failure=failed)
+
+    def _show_matches(self, found: TagMatches) -> None:
+        self.model.infos.remember(found)  # the rows and nodes the search read: showing them reads nothing
+        self._truncated = found.truncated
+        filtering = bool(found.text)
+        if filtering != (self.view.model() is self.proxy):
+            # Into or out of filtering: the proxy goes in or out of the view, keeping the selection
+            # (a selected tag the filter hides is dropped, as before) and what the user expanded;
+            # what the filter opened is closed again (at 1M files its 48 departments are 20,000 rows).
             expanded, selected = self._expanded_paths(), self._selected_paths()
-            self.proxy.set_filter_text(text)
-            self._set_view_model(self.proxy if self.proxy.filter_text else self.model)
-            self._restore(expanded, selected)
+            if filtering:
+                self._before_filter, self._auto_opened = expanded, set()
+            else:
+                expanded = [p for p in dict.fromkeys([*self._before_filter, *expanded]) if p not in self._auto_opened]
+                expanded += [p[:n] for p in selected for n in range(1, len(p))]  # the selection stays in sight
+            self.proxy.set_matches(found)
+            self._set_view_model(self.proxy if filtering else self.model)
+            self._restore(list(dict.fromkeys(expanded)), selected)
             self._selection_changed()
         else:
-            self.proxy.set_filter_text(text)
+            self.proxy.set_matches(found)
         self._update_empty()
-        if not self.proxy.filter_text:
-            return
-        # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not
-        # fetch the whole DAG on the UI thread).
+        if filtering:
+            # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not open
+            # the whole DAG), a slice of OPEN_SLICE_S at a time so typing stays responsive.
+            self._way = deque(QPersistentModelIndex(self.proxy.index(r, 0)) for r in range(self.proxy.rowCount()))
+            self._opened = 0
+            self._open_way()
+
+    def _open_way(self) -> None:
         wanted = self.proxy.ancestors_of_matches()
-        queue = deque(self.proxy.index(r, 0) for r in range(self.proxy.rowCount()))
-        opened = 0
-        while queue and opened < MAX_AUTO_EXPAND:
-            index = queue.popleft()
+        end = time.perf_counter() + OPEN_SLICE_S
+        while self._way and self._opened < MAX_AUTO_EXPAND and time.perf_counter() < end:
+            index = QModelIndex(self._way.popleft())
+            if not index.isValid():
+                continue
             tag_id = self.model.tag_id(self._src(index))
             if tag_id is None or tag_id in wanted:
                 if self.proxy.canFetchMore(index):
                     self.proxy.fetchMore(index)  # now, so the children can be walked below
-                self.view.expand(index)
-                opened += 1
-                queue.extend(self.proxy.index(r, 0, index) for r in range(self.proxy.rowCount(index)))
+                if not self.view.isExpanded(index):
+                    self.view.expand(index)
+                    self._auto_opened.add(self.model.node(self._src(index)).path())
+                self._opened += 1
+                self._way.extend(QPersistentModelIndex(self.proxy.index(r, 0, index))
+                                 for r in range(self.proxy.rowCount(index)))
+        if self._opened >= MAX_AUTO_EXPAND:
+            self._way.clear()
+        if self._way:
+            self._way_timer.start()
+
+    def _stop_opening(self) -> None:
+        self._way.clear()
+        self._way_timer.stop()
 
     # ------------------------------------------------------------------ state helpers
     def _expanded_paths(self) -> list[tuple]:
+        """Paths of the expanded nodes the view shows (through the proxy while filtering: the
+        filter's rows, not the thousands of fetched rows it hides)."""
+        shown = self.view.model()
         out = []
         stack = [QModelIndex()]
         while stack:
             parent = stack.pop()
-            for row in range(self.model.rowCount(parent)):
-                index = self.model.index(row, 0, parent)
-                if self.view.isExpanded(self.view_index(index)):
-                    out.append(self.model.node(index).path())
+            for row in range(shown.rowCount(parent)):
+                index = shown.index(row, 0, parent)
+                if self.view.isExpanded(index):
+                    out.append(self.model.node(self._src(index)).path())
                     stack.append(index)
         return out
 

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.roots import RootFolders
-from spar_desktop.core.library.tag_view import HeldTagInfos, TagInfos, as_tag_infos
+from spar_desktop.core.library.tag_view import HeldTagInfos, TagInfos, TagMatches, as_tag_infos
 from spar_desktop.ui.library.ops import TagSnapshot
 
 TagIdRole = Qt.ItemDataRole.UserRole + 1
@@ -331,8 +331,10 @@ class TagFilterProxy(QSortFilterProxyModel):
     """Filters by label/key/description, DAG-aware.
 
     Qt's recursive filtering only sees children that were already fetched, which in a lazy tree
-    is almost none; instead the accepted set is asked of the tags (SQL LIKE on the library, then
-    their ancestors): a node is shown if its tag matches, leads to a match or sits below a match.
+    is almost none; instead the accepted set is asked of the tags (``TagInfos.matches``: a folded
+    label index, then the hits' ancestors): a node is shown if its tag matches, leads to a match or
+    sits below a match. The tag panel runs that search on a worker and hands the answer to
+    ``set_matches``; ``set_filter_text`` searches here (a panel without a task runner).
     The tag panel puts this proxy between the tree and its view only while the filter has text:
     laying out every expanded row through it tripled the CPU of expanding a large node.
     """
@@ -340,8 +342,8 @@ class TagFilterProxy(QSortFilterProxyModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._text = ""
-        self._matching: set[int] = set()
-        self._visible: set[int] = set()
+        self._matching: frozenset[int] = frozenset()
+        self._visible: frozenset[int] = frozenset()
         self._groups: set[str] = set()
 
     @property
@@ -349,31 +351,38 @@ class TagFilterProxy(QSortFilterProxyModel):
         return self._text
 
     def set_filter_text(self, text: str) -> None:
+        model: Optional[TagTreeModel] = self.sourceModel()  # type: ignore[assignment]
+        found = TagMatches(text.strip(), frozenset(), frozenset())
+        if model is not None and found.text:
+            found = model.infos.matches(text)
+            model.infos.remember(found)
+        self.set_matches(found)
+
+    def set_matches(self, found: TagMatches) -> None:
+        """Show ``found`` (remembered by the tree's infos first, so this reads nothing)."""
         self.beginFilterChange()
-        self._text = text.strip().casefold()
-        self._recompute()
+        self._text = found.text.strip().casefold()
+        self._matching, self._visible = (found.matching, found.visible) if self._text else (frozenset(), frozenset())
+        self._recompute_groups()
         self.endFilterChange()
         if not self._text:
             self.invalidate()  # drop the mappings: unfiltered, the proxy is out of the view's way
 
     def refresh(self) -> None:
-        """Recompute after the source model got a new snapshot."""
+        """Re-filter after the source model got a new snapshot (the tag ids kept; the panel searches again)."""
         if self._text:
             self.beginFilterChange()
-            self._recompute()
+            self._recompute_groups()
             self.endFilterChange()
 
     def ancestors_of_matches(self) -> set[int]:
-        return self._visible - self._matching
+        return set(self._visible - self._matching)
 
-    def _recompute(self) -> None:
-        model: TagTreeModel = self.sourceModel()  # type: ignore[assignment]
-        self._matching, self._visible, self._groups = set(), set(), set()
-        if not self._text or model is None:
-            return
-        infos = model.infos
-        self._matching, self._visible = infos.search(self._text)
-        self._groups = {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
+    def _recompute_groups(self) -> None:
+        model: Optional[TagTreeModel] = self.sourceModel()  # type: ignore[assignment]
+        infos = model.infos if model is not None else None
+        self._groups = set() if infos is None or not self._text else \
+            {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self._text:
