@@ -14,7 +14,7 @@ from collections import deque
 from functools import partial
 from typing import Optional
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPersistentModelIndex, QPoint, Qt, QTimer, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -94,10 +94,12 @@ class TagPanel(QWidget):
         self._restoring = False
         self._searching = False  # a search for the filter's text is on the runner
         self._truncated = False
-        self._way: deque[QPersistentModelIndex] = deque()  # nodes left to open towards the matches
+        self._way: deque = deque()  # tree nodes (tag_tree._Node)  # nodes left to open towards the matches
         self._opened = 0
-        self._auto_opened: set[tuple] = set()  # paths the filter opened (closed again when it is cleared)
+        self._opening = False
         self._before_filter: list[tuple] = []  # what was expanded before the filter (restored after)
+        self._user_opened: list[tuple] = []  # what the user expanded while filtering (kept after)
+        self.view.expanded.connect(self._user_expanded)
         self._way_timer = QTimer(self, singleShot=True, interval=0)
         self._way_timer.timeout.connect(self._open_way)
 
@@ -137,7 +139,10 @@ class TagPanel(QWidget):
     # ------------------------------------------------------------------ view ↔ model
     def _set_view_model(self, model) -> None:
         """The tree itself, or the filter proxy over it while the filter box has text."""
+        old = self.view.selectionModel()
         self.view.setModel(model)
+        if old is not None and old is not self.view.selectionModel():
+            old.deleteLater()  # the view does not delete the selection model it replaces
         self.view.selectionModel().selectionChanged.connect(self._selection_changed)
         header = self.view.header()
         header.setStretchLastSection(False)
@@ -287,58 +292,80 @@ class TagPanel(QWidget):
                         visible=False, on_success=found, on_failure=failed)
 
     def _show_matches(self, found: TagMatches) -> None:
+        """A filter's answer into the view. The proxy leaves the view while its rows change and
+        comes back empty of mappings: re-filtering in place re-accepted every row the last filter
+        had fetched (1.5 s after a broad filter at 100k files). What the filter opened is closed
+        again; what was expanded before it, what the user opened under it and the selection stay
+        (a selected tag the filter hides is dropped, as before)."""
+        start = time.perf_counter()
         self.model.infos.remember(found)  # the rows and nodes the search read: showing them reads nothing
         self._truncated = found.truncated
         filtering = bool(found.text)
-        if filtering != (self.view.model() is self.proxy):
-            # Into or out of filtering: the proxy goes in or out of the view, keeping the selection
-            # (a selected tag the filter hides is dropped, as before) and what the user expanded;
-            # what the filter opened is closed again (at 1M files its 48 departments are 20,000 rows).
-            expanded, selected = self._expanded_paths(), self._selected_paths()
-            if filtering:
-                self._before_filter, self._auto_opened = expanded, set()
-            else:
-                expanded = [p for p in dict.fromkeys([*self._before_filter, *expanded]) if p not in self._auto_opened]
-                expanded += [p[:n] for p in selected for n in range(1, len(p))]  # the selection stays in sight
-            self.proxy.set_matches(found)
-            self._set_view_model(self.proxy if filtering else self.model)
-            self._restore(list(dict.fromkeys(expanded)), selected)
-            self._selection_changed()
-        else:
-            self.proxy.set_matches(found)
+        selected = self._selected_paths()
+        if self.view.model() is not self.proxy:
+            self._before_filter, self._user_opened = self._expanded_paths(), []
+            if not filtering:  # nothing to undo
+                self._update_empty()
+                return
+        keep = [*self._before_filter, *self._user_opened]
+        if not filtering:  # the selection stays in sight
+            keep += [p[:n] for p in selected for n in range(1, len(p))]
+        self._set_view_model(self.model)
+        self.proxy.set_matches(found)
+        if filtering:
+            self._set_view_model(self.proxy)
+        self._restore(list(dict.fromkeys(keep)), selected)
+        self._selection_changed()
         self._update_empty()
         if filtering:
             # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not open
             # the whole DAG), a slice of OPEN_SLICE_S at a time so typing stays responsive.
-            self._way = deque(QPersistentModelIndex(self.proxy.index(r, 0)) for r in range(self.proxy.rowCount()))
+            self._way = deque(self._shown_children(QModelIndex()))
             self._opened = 0
-            self._open_way()
+            self._open_way(start)
 
-    def _open_way(self) -> None:
+    def _user_expanded(self, index: QModelIndex) -> None:
+        if self.view.model() is self.proxy and not self._restoring and not self._opening:
+            self._user_opened.append(self.model.node(self._src(index)).path())
+
+    def _open_way(self, start: Optional[float] = None) -> None:
         wanted = self.proxy.ancestors_of_matches()
-        end = time.perf_counter() + OPEN_SLICE_S
+        end = (start or time.perf_counter()) + OPEN_SLICE_S
+        self._opening = True
         while self._way and self._opened < MAX_AUTO_EXPAND and time.perf_counter() < end:
-            index = QModelIndex(self._way.popleft())
+            node = self._way.popleft()
+            if node.tag_id is not None and node.tag_id not in wanted:
+                continue
+            index = self.view_index(self.model.index_of(node))
             if not index.isValid():
                 continue
-            tag_id = self.model.tag_id(self._src(index))
-            if tag_id is None or tag_id in wanted:
-                if self.proxy.canFetchMore(index):
-                    self.proxy.fetchMore(index)  # now, so the children can be walked below
-                if not self.view.isExpanded(index):
-                    self.view.expand(index)
-                    self._auto_opened.add(self.model.node(self._src(index)).path())
-                self._opened += 1
-                self._way.extend(QPersistentModelIndex(self.proxy.index(r, 0, index))
-                                 for r in range(self.proxy.rowCount(index)))
+            if self.proxy.canFetchMore(index):
+                self.proxy.fetchMore(index)  # now, so the children can be walked below
+            if not self.view.isExpanded(index):
+                self.view.expand(index)
+            self._opened += 1
+            self._way.extend(self._shown_children(index))
+        self._opening = False
         if self._opened >= MAX_AUTO_EXPAND:
             self._way.clear()
         if self._way:
+            # Painted once the way is open: a paint between slices (the view's data() for each
+            # visible row, in Python) doubled each slice's stall.
+            self.view.setUpdatesEnabled(False)
             self._way_timer.start()
+        else:
+            self.view.setUpdatesEnabled(True)
+
+    def _shown_children(self, index: QModelIndex) -> list:
+        """The tree nodes of the filter's rows under ``index`` (nodes, not persistent indexes: Qt
+        updates every persistent index on each row insertion, thousands of times while opening)."""
+        return [self.model.node(self.proxy.mapToSource(self.proxy.index(r, 0, index)))
+                for r in range(self.proxy.rowCount(index))]
 
     def _stop_opening(self) -> None:
         self._way.clear()
         self._way_timer.stop()
+        self.view.setUpdatesEnabled(True)
 
     # ------------------------------------------------------------------ state helpers
     def _expanded_paths(self) -> list[tuple]:

@@ -177,6 +177,9 @@ class TagTreeModel(QAbstractItemModel):
             nodes = match.children or []
         return index
 
+    def index_of(self, node: _Node) -> QModelIndex:
+        return self.createIndex(node.row, 0, node)
+
     def first_index_of_tag(self, tag_id: int) -> QModelIndex:
         """Index of one position of ``tag_id`` (follows first parents up to its root)."""
         chain = [tag_id]
@@ -360,20 +363,18 @@ class TagFilterProxy(QSortFilterProxyModel):
 
     def set_matches(self, found: TagMatches) -> None:
         """Show ``found`` (remembered by the tree's infos first, so this reads nothing)."""
-        self.beginFilterChange()
         self._text = found.text.strip().casefold()
         self._matching, self._visible = (found.matching, found.visible) if self._text else (frozenset(), frozenset())
         self._recompute_groups()
-        self.endFilterChange()
-        if not self._text:
-            self.invalidate()  # drop the mappings: unfiltered, the proxy is out of the view's way
+        # Drop the mappings (rebuilt as the view asks) rather than re-filter them: re-filtering
+        # accepted every row the last filter had fetched again (1.5 s after a broad one at 100k).
+        self.invalidate()
 
     def refresh(self) -> None:
         """Re-filter after the source model got a new snapshot (the tag ids kept; the panel searches again)."""
         if self._text:
-            self.beginFilterChange()
             self._recompute_groups()
-            self.endFilterChange()
+            self.invalidate()
 
     def ancestors_of_matches(self) -> set[int]:
         return set(self._visible - self._matching)
