@@ -114,6 +114,9 @@ def measure(data: Path) -> dict:
     panel.resize(360, 800)
     panel.show()
     app.processEvents()
+    from spar_desktop.ui.base.runtime import tune_for_ui
+
+    tune_for_ui()  # the app's collector settings (app.py calls it once the window exists)
     out["shown_ms"] = _timed(app, lambda: panel.set_snapshot(snapshot))
     view = panel.view
     model = view.model()

@@ -177,6 +177,9 @@ class TagTreeModel(QAbstractItemModel):
             nodes = match.children or []
         return index
 
+    def top_nodes(self) -> list[_Node]:
+        return list(self._groups)
+
     def index_of(self, node: _Node) -> QModelIndex:
         return self.createIndex(node.row, 0, node)
 
