@@ -59,6 +59,13 @@ def test_typing_a_filter_finds_tags_off_the_ui_thread_unicode_case_insensitively
     assert panel.select_tag(report)
     qtbot.waitUntil(lambda: window.file_panel.model.total == 1, timeout=UI_TIMEOUT_MS)
 
+    # A tag made while filtering: the new snapshot is searched again, and the new tag shows.
+    window.file_panel.table.selectAll()
+    window.controller.tag_files(tuple(r.id for r in window.file_panel.selected_records()), None, "ÅRSRAPPORT-Utkast")
+    qtbot.waitUntil(lambda: "ÅRSRAPPORT-Utkast" in shown_labels(panel.proxy) and not panel.search_pending
+                    and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert panel.selected_tag_ids() == [report]
+
     panel.search.clear()  # the whole tree again, the selected tag still selected and in sight
     qtbot.waitUntil(lambda: panel.view.model() is panel.model and not panel.search_pending, timeout=UI_TIMEOUT_MS)
     assert panel.selected_tag_ids() == [report]

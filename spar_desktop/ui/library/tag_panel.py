@@ -177,7 +177,8 @@ class TagPanel(QWidget):
         self._restore(self.tree_view, expanded, [] if filtering else selected, open_groups=not expanded)
         if filtering:
             self._restore(self.filter_view, self._user_opened, selected)
-            self._apply_search()  # the new snapshot's tags: searched again (on the runner)
+        if self.search.text().strip():  # shown or still searching: the new snapshot's tags, searched again
+            self._apply_search()
         self._fit_count_column(snapshot)
         self._update_empty()
         self._selection_changed()  # emits only if the effective filter changed (a tag vanished)

@@ -374,9 +374,10 @@ class TagFilterProxy(QSortFilterProxyModel):
         self.invalidate()
 
     def refresh(self) -> None:
-        """Re-filter after the source model got a new snapshot (the tag ids kept; the panel searches again)."""
+        """Re-filter after the source model got a new snapshot: the last answer's tag ids and groups
+        until the panel's new search answers (recomputing the groups here would read each visible
+        tag's row from the new snapshot, one statement each, on the UI thread)."""
         if self._text:
-            self._recompute_groups()
             self.invalidate()
 
     def ancestors_of_matches(self) -> set[int]:
