@@ -69,7 +69,7 @@ class MainWindow(QMainWindow):
         self.resize(1440, 900)
         self.setDockOptions(QMainWindow.DockOption.AnimatedDocks | QMainWindow.DockOption.AllowTabbedDocks)
 
-        self.tag_panel = TagPanel()
+        self.tag_panel = TagPanel(runner=self.runner)
         self.file_panel = FilePanel()
         self.details = DetailsPanel()
         self.issues = IssuesPanel()

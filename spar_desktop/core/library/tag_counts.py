@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Mapping
 
-from sqlalchemy import bindparam, func, select
+from sqlalchemy import bindparam, func, select, union_all
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import FileTag, TagSource
@@ -65,8 +65,7 @@ def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int,
             .group_by(FileTag.source, FileTag.tag_id)):
         scan[tag_id][source] = n
     other: dict[int, set[int]] = defaultdict(set)
-    for tag_id, file_id in driver_rows(session,
-            select(FileTag.tag_id, FileTag.file_id).where(confirmed(), FileTag.source.not_in(SCAN_SOURCES))):
+    for tag_id, file_id in driver_rows(session, _other_links()):
         other[tag_id].add(file_id)
     parents: dict[int, int] = defaultdict(int)
     for kids in children.values():
@@ -89,6 +88,16 @@ def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int,
         else:
             counts[tag_id] = _distinct(session, _under(tag_id, children), scan, other)
     return counts
+
+
+def _other_links():
+    """(tag, file) of the confirmed links of sources other than the scan's, as three ranges of the
+    covering index: ``source NOT IN (...)`` scanned every confirmed entry (0.4 s of CPU at 1M files,
+    to find none on a share without user tags)."""
+    low, high = sorted(SCAN_SOURCES)
+    links = select(FileTag.tag_id, FileTag.file_id).where(confirmed())
+    return union_all(links.where(FileTag.source < low), links.where(FileTag.source > low, FileTag.source < high),
+                     links.where(FileTag.source > high))
 
 
 def confirmed():

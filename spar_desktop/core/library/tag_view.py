@@ -4,37 +4,27 @@ At 1,000,000 files (120,000 folder and date tags) building every TagInfo in Pyth
 before the tree could show. Here a snapshot holds only the files under each tag (ints, one GROUP
 BY summed up the DAG: tag_counts.file_counts, on a worker); a tag's label, parents and children
 are read by id when the tree shows it (its roots at start-up, a node's children when it is
-expanded) and kept for the snapshot's life. A text filter searches labels with SQL LIKE.
+expanded) and kept for the snapshot's life. The text filter searches a folded copy of every label
+held for the snapshot's life (core/library/tag_search.py), built by the first search, on a worker.
 
 ``HeldTagInfos`` gives the same interface over TagInfos already in memory (snapshots made by hand).
 """
 
 from __future__ import annotations
 
+import threading
 from collections import defaultdict
-from typing import Iterable, Iterator, Mapping, NamedTuple, Optional
+from typing import Iterable, Iterator, Mapping, Optional
 
-from sqlalchemy import exists, func, or_, select
+from sqlalchemy import exists, or_, select
 
 from spar_desktop.core.library.models import Tag, TagEdge
 from spar_desktop.core.library.raw_rows import driver_rows
 from spar_desktop.core.library.tag_counts import file_counts
+from spar_desktop.core.library.tag_search import (  # noqa: F401  (TagRow, MAX_MATCHES: read from here too)
+    CHUNK, MAX_MATCHES, LabelIndex, TagMatches, TagRow, ancestors, fold, read_label_index, read_rows, sql_matches,
+)
 from spar_desktop.core.library.tags import TagInfo
-
-CHUNK = 500  # ids per IN (...): well under SQLite's variable limit
-MAX_MATCHES = 5_000  # a broad text filter shows this many matching tags (and their ancestors)
-
-
-class TagRow(NamedTuple):
-    """What the tree shows of a tag: no parent or child ids, only whether it has children."""
-
-    id: int
-    key: str
-    value: str
-    source: str
-    description: Optional[str]
-    has_children: bool
-    file_count: int
 
 
 class TagInfos(Mapping[int, TagInfo]):
@@ -56,9 +46,19 @@ class TagInfos(Mapping[int, TagInfo]):
         self.load(ids)
         return [r for i in ids if (r := self.row(i)) is not None]
 
+    def matches(self, text: str) -> TagMatches:
+        """The filter's answer for ``text`` (label, key or description, Unicode case-insensitive):
+        safe on a worker (it reads, it does not fill this object's caches); ``remember`` it after."""
+        raise NotImplementedError
+
+    def remember(self, found: TagMatches) -> None:
+        """Keep what ``matches`` read (on the thread that shows the tree), so showing it reads nothing."""
+
     def search(self, text: str) -> tuple[set[int], set[int]]:
         """(tags whose label, key or description holds ``text``, those and all their ancestors)."""
-        raise NotImplementedError
+        found = self.matches(text)
+        self.remember(found)
+        return set(found.matching), set(found.visible)
 
     def max_count(self) -> int:
         raise NotImplementedError
@@ -66,14 +66,6 @@ class TagInfos(Mapping[int, TagInfo]):
     def by_sources(self, sources: Iterable[str]) -> dict[str, int]:
         """label → tag id of the tags of these sources (the user's and taxonomy tags: few)."""
         raise NotImplementedError
-
-
-def _ancestors(matching: set[int], parents_of) -> set[int]:
-    visible, frontier = set(matching), set(matching)
-    while frontier:
-        frontier = {p for p in parents_of(frontier) if p not in visible}
-        visible |= frontier
-    return visible
 
 
 class HeldTagInfos(TagInfos):
@@ -97,12 +89,15 @@ class HeldTagInfos(TagInfos):
         return None if t is None else TagRow(t.id, t.key, t.value, t.source, t.description, bool(t.child_ids),
                                              t.file_count)
 
-    def search(self, text: str) -> tuple[set[int], set[int]]:
-        text = text.casefold()
+    def matches(self, text: str) -> TagMatches:
+        needle = fold(text.strip())
+        if not needle:
+            return TagMatches(text.strip(), frozenset(), frozenset())
         matching = {i for i, t in self._infos.items()
-                    if text in t.value.casefold() or text in t.key.casefold()
-                    or (t.description is not None and text in t.description.casefold())}
-        return matching, _ancestors(matching, lambda ids: [p for i in ids for p in self._infos[i].parent_ids])
+                    if needle in fold(t.value) or needle in fold(t.key)
+                    or (t.description is not None and needle in fold(t.description))}
+        visible = ancestors(matching, lambda ids: [p for i in ids for p in self._infos[i].parent_ids])
+        return TagMatches(text.strip(), frozenset(matching), frozenset(visible))
 
     def max_count(self) -> int:
         return max((t.file_count for t in self._infos.values()), default=0)
@@ -124,6 +119,8 @@ class SqlTagInfos(TagInfos):
         self._roots = roots
         self._rows: dict[int, TagRow] = {}
         self._held: dict[int, TagInfo] = {}
+        self._labels: Optional[LabelIndex] = None  # built by the first search (on a worker)
+        self._labels_lock = threading.Lock()
 
     def __getitem__(self, tag_id: int) -> TagInfo:
         info = self._held.get(tag_id)
@@ -172,16 +169,10 @@ class SqlTagInfos(TagInfos):
         todo = [i for i in dict.fromkeys(ids) if i not in self._rows and i in self._counts]
         if not todo:
             return
-        kids = exists().where(TagEdge.parent_id == Tag.id)  # one probe of the edges' parent index each
         # A connection, not an ORM session nor driver_rows: a node's children are a few hundred rows
         # at most, and SQLAlchemy's statement cache saves compiling the statement on each expand.
         with self._library.engine.connect() as c:
-            for start in range(0, len(todo), CHUNK):
-                found = c.execute(select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description, kids)
-                                  .where(Tag.id.in_(todo[start:start + CHUNK]))).all()
-                counts = self._counts
-                self._rows.update((i, TagRow(i, key, value, source, description, bool(has_kids), counts.get(i, 0)))
-                                  for i, key, value, source, description, has_kids in found)
+            self._rows.update(read_rows(c, todo, self._counts))
 
     def _load_infos(self, ids: Iterable[int]) -> None:
         """Whole TagInfos (parent and child ids too): asked of a node being expanded, a few at a time."""
@@ -205,23 +196,16 @@ class SqlTagInfos(TagInfos):
                                         tuple(sorted(set(parents.get(i, ())))),  # a chunk's edge may come twice
                                         tuple(sorted(set(children.get(i, ())))), r.file_count)
 
-    def search(self, text: str) -> tuple[set[int], set[int]]:
-        needle = text.casefold()
-        if not needle:
-            return set(), set()
-        with self._library.session() as s:
-            like = [func.lower(col).contains(needle, autoescape=True) for col in (Tag.value, Tag.key, Tag.description)]
-            matching = set(s.scalars(select(Tag.id).where(or_(*like)).order_by(Tag.id).limit(MAX_MATCHES)))
+    def matches(self, text: str) -> TagMatches:
+        with self._labels_lock:  # one build per snapshot, whichever search asks first
+            if self._labels is None:
+                self._labels = read_label_index(self._library.engine)
+            labels = self._labels
+        return sql_matches(self._library.engine, labels, self._counts, text)
 
-            def parents_of(ids: set[int]) -> list[int]:
-                ids_list = sorted(ids)
-                return [p for start in range(0, len(ids_list), CHUNK)
-                        for p in s.scalars(select(TagEdge.parent_id).where(
-                            TagEdge.child_id.in_(ids_list[start:start + CHUNK])))]
-
-            visible = _ancestors(matching, parents_of)
-        self.load(visible)
-        return matching, visible
+    def remember(self, found: TagMatches) -> None:
+        self._rows.update((r.id, r) for r in found.rows)
+        self._held.update((t.id, t) for t in found.opened)
 
     def max_count(self) -> int:
         return max(self._counts.values(), default=0)

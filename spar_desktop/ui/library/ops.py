@@ -20,12 +20,18 @@ from spar_desktop.core.library.overview import (  # noqa: F401  (the values the 
 )
 from spar_desktop.core.library.queries import FileFilter, FileRecord, library_stats  # noqa: F401
 from spar_desktop.core.library.tag_edits import TagEdit
+from spar_desktop.core.library.tag_search import TagMatches
 from spar_desktop.core.progress import CancelToken, ProgressCallback
 from spar_desktop.core.workspaces.file_details import file_details
 
 
 def load_tags(library: Library, progress: ProgressCallback, cancel: CancelToken) -> TagSnapshot:
     return overview.load_tags(library)
+
+
+def search_tags(infos: Any, text: str, progress: ProgressCallback, cancel: CancelToken) -> TagMatches:
+    """The tag filter's answer (core/library/tag_search.py): hits, ancestors, and the rows to show them."""
+    return infos.matches(text)
 
 
 def load_files(library: Library, flt: FileFilter, progress: ProgressCallback, cancel: CancelToken,

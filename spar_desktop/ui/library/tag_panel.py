@@ -8,30 +8,39 @@ Dates narrows that to 2023. Selecting a group node itself adds no constraint.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections import deque
+from functools import partial
 from typing import Optional
 
 from PySide6.QtCore import QItemSelectionModel, QModelIndex, QPoint, Qt, QTimer, Signal
-from PySide6.QtGui import QAction
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
     QLabel,
     QLineEdit,
-    QHBoxLayout,
     QMenu,
+    QHBoxLayout,
     QPushButton,
     QSizePolicy,
+    QStackedWidget,
     QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
-from spar_desktop.core.tagging.grouping_proposal import MIN_TAGS
+from spar_desktop.core.library.tag_search import MAX_MATCHES, MAX_OPENED, TagMatches
+from spar_desktop.ui.base.tasks import TaskError, TaskRunner
+from spar_desktop.ui.library import ops
 from spar_desktop.ui.library.ops import TagSnapshot
+from spar_desktop.ui.library.tag_menu import add_grouping_actions, show_context_menu
 from spar_desktop.ui.library.tag_tree import GROUPS, TagFilterProxy, TagTreeModel
 
-MAX_AUTO_EXPAND = 300
+log = logging.getLogger(__name__)
+
+MAX_AUTO_EXPAND = MAX_OPENED  # the search reads these nodes' children with the matches
+OPEN_SLICE_S = 0.012  # opening the way to the matches yields to the event loop after this long
 
 
 NO_TAGS = ("Tags appear here once files are indexed: one per folder and per year, quarter and month, "
@@ -47,22 +56,24 @@ class TagPanel(QWidget):
     suggest_requested = Signal()  # "Suggest tags": run the tagging job now
     review_requested = Signal(object)  # tag id, or None for every suggestion
 
-    def __init__(self, parent: Optional[QWidget] = None) -> None:
+    def __init__(self, parent: Optional[QWidget] = None, runner: Optional[TaskRunner] = None) -> None:
         super().__init__(parent)
+        self.runner = runner  # the filter searches on it; without one (a panel on its own) it searches here
         self.model = TagTreeModel(self)
         self.proxy = TagFilterProxy(self)
         self.proxy.setSourceModel(self.model)
         self.search = QLineEdit()
         self.search.setPlaceholderText("Filter tags…  (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
-        self.view = QTreeView()
-        self.view.setUniformRowHeights(True)
-        self.view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
-        self.view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
-        self.view.setAlternatingRowColors(False)
-        self.view.setAnimated(False)
         self._count_width = 64
-        self._set_view_model(self.model)
+        # Two views: the tree, and the filter's rows (the proxy) while the filter box has text.
+        # Switching views keeps the tree's layout: setting the proxy on the one view and back reset
+        # it, and laying out a large tree again took 100 ms and more on each filter and clear.
+        self.tree_view = self._make_view(self.model)
+        self.filter_view = self._make_view(self.proxy)
+        self.views = QStackedWidget()
+        self.views.addWidget(self.tree_view)
+        self.views.addWidget(self.filter_view)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(6)
@@ -73,15 +84,22 @@ class TagPanel(QWidget):
         # A wrapped label asks for a width of its own; the dock's width is the user's choice.
         self.empty_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         layout.addWidget(self.search)
-        layout.addWidget(self.view)
+        layout.addWidget(self.views)
         layout.addWidget(self.empty_label)
         layout.addLayout(self._suggestion_row())
         self._debounce = QTimer(self, singleShot=True, interval=200)
         self._debounce.timeout.connect(self._apply_search)
         self.search.textChanged.connect(lambda _t: self._debounce.start())
-        self.view.customContextMenuRequested.connect(self._context_menu)
         self._last_groups: tuple = ()
         self._restoring = False
+        self._searching = False  # a search for the filter's text is on the runner
+        self._truncated = False
+        self._way: deque = deque()  # (tree node, fetched) left to open towards the matches
+        self._opened = 0
+        self._opening = False
+        self._user_opened: list[tuple] = []  # what the user expanded while filtering (kept after)
+        self._way_timer = QTimer(self, singleShot=True, interval=0)
+        self._way_timer.timeout.connect(self._open_way)
 
     def _suggestion_row(self) -> QVBoxLayout:
         """'12 suggested' + Review…: automatic tags wait here for a person."""
@@ -117,49 +135,71 @@ class TagPanel(QWidget):
         self.review_button.setEnabled(total > 0)
 
     # ------------------------------------------------------------------ view ↔ model
-    def _set_view_model(self, model) -> None:
-        """The tree itself, or the filter proxy over it while the filter box has text."""
-        self.view.setModel(model)
-        self.view.selectionModel().selectionChanged.connect(self._selection_changed)
-        header = self.view.header()
+    def _make_view(self, model) -> QTreeView:
+        view = QTreeView()
+        view.setUniformRowHeights(True)
+        view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        view.setAlternatingRowColors(False)
+        view.setAnimated(False)
+        view.setModel(model)
+        view.selectionModel().selectionChanged.connect(self._selection_changed)
+        header = view.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Fixed)
         header.resizeSection(1, self._count_width)
+        view.customContextMenuRequested.connect(self._context_menu)
+        view.expanded.connect(self._user_expanded)
+        return view
+
+    @property
+    def view(self) -> QTreeView:
+        """The view shown: the tree, or the filter's rows while the filter box has text."""
+        return self.views.currentWidget()  # type: ignore[return-value]
 
     def _src(self, index: QModelIndex) -> QModelIndex:
         """The tree model's index of a view index."""
-        return self.proxy.mapToSource(index) if self.view.model() is self.proxy else index
+        return self.proxy.mapToSource(index) if index.model() is self.proxy else index
 
-    def view_index(self, source: QModelIndex) -> QModelIndex:
+    def view_index(self, source: QModelIndex, view: Optional[QTreeView] = None) -> QModelIndex:
         """The view's index of a tree model index (invalid when the filter hides it)."""
-        return self.proxy.mapFromSource(source) if self.view.model() is self.proxy else source
+        return self.proxy.mapFromSource(source) if (view or self.view) is self.filter_view else source
 
     # ------------------------------------------------------------------ data
     def set_snapshot(self, snapshot: TagSnapshot) -> None:
         """Swap in fresh tags (after a scan) keeping expanded nodes and the selection."""
-        expanded, selected = self._expanded_paths(), self._selected_paths()
+        filtering = self.view is self.filter_view
+        expanded, selected = self._expanded_paths(self.tree_view), self._selected_paths()
+        self._stop_opening()
         self.model.set_snapshot(snapshot)
         self.proxy.refresh()
-        self._restore(expanded, selected, open_groups=not expanded)
+        self._restore(self.tree_view, expanded, [] if filtering else selected, open_groups=not expanded)
+        if filtering:
+            self._restore(self.filter_view, self._user_opened, selected)
+        if self.search.text().strip():  # shown or still searching: the new snapshot's tags, searched again
+            self._apply_search()
         self._fit_count_column(snapshot)
         self._update_empty()
         self._selection_changed()  # emits only if the effective filter changed (a tag vanished)
 
-    def _restore(self, expanded: list[tuple], selected: list[tuple], open_groups: bool = False) -> None:
+    def _restore(self, view: QTreeView, expanded: list[tuple], selected: list[tuple], open_groups: bool = False,
+                 clear: bool = False) -> None:
         self._restoring = True
         try:
             for path in sorted(expanded, key=len):
-                index = self.view_index(self.model.index_for_path(path))
+                index = self.view_index(self.model.index_for_path(path), view)
                 if index.isValid():
-                    self.view.expand(index)
+                    view.expand(index)
             if open_groups:  # first load: open the groups so the top level is visible
-                shown = self.view.model()
+                shown = view.model()
                 for row in range(shown.rowCount()):
-                    self.view.expand(shown.index(row, 0))
-            sel = self.view.selectionModel()
+                    view.expand(shown.index(row, 0))
+            sel = view.selectionModel()
+            if clear:
+                sel.clearSelection()
             for path in selected:
-                index = self.view_index(self.model.index_for_path(path))
+                index = self.view_index(self.model.index_for_path(path), view)
                 if index.isValid():
                     sel.select(index, QItemSelectionModel.SelectionFlag.Select | QItemSelectionModel.SelectionFlag.Rows)
         finally:
@@ -173,7 +213,8 @@ class TagPanel(QWidget):
             widest = max([widest, root.files, *root.tag_files.values()])
         # item padding (4 px each side, style.py) plus the cell's own margins
         self._count_width = self.view.fontMetrics().horizontalAdvance(f"{max(widest, 9999):,}") + 22
-        self.view.header().resizeSection(1, self._count_width)
+        for view in (self.tree_view, self.filter_view):
+            view.header().resizeSection(1, self._count_width)
 
     def _update_empty(self) -> None:
         text = self.search.text().strip()
@@ -181,6 +222,8 @@ class TagPanel(QWidget):
             self.empty_label.setText(NO_TAGS)
         elif text and self.proxy.rowCount() == 0:
             self.empty_label.setText(f"No tag matches “{text}”.")
+        elif text and self._truncated and self.view is self.filter_view:
+            self.empty_label.setText(f"Showing the first {MAX_MATCHES:,} matching tags: type more to narrow them.")
         else:
             self.empty_label.setText("")
         self.empty_label.setVisible(bool(self.empty_label.text()))
@@ -233,46 +276,129 @@ class TagPanel(QWidget):
         self.filter_changed.emit(groups, description)
 
     # ------------------------------------------------------------------ search
+    @property
+    def search_pending(self) -> bool:
+        """A typed filter not shown yet (waiting, searching, or still opening the way to matches)."""
+        return self._debounce.isActive() or self._searching or bool(self._way)
+
     def _apply_search(self) -> None:
-        text = self.search.text()
-        if bool(text.strip()) != (self.view.model() is self.proxy):
-            # Into or out of filtering: the proxy goes in or out of the view, keeping what is
-            # expanded and selected (a selected tag the filter hides is dropped, as before).
-            expanded, selected = self._expanded_paths(), self._selected_paths()
-            self.proxy.set_filter_text(text)
-            self._set_view_model(self.proxy if self.proxy.filter_text else self.model)
-            self._restore(expanded, selected)
-            self._selection_changed()
-        else:
-            self.proxy.set_filter_text(text)
-        self._update_empty()
-        if not self.proxy.filter_text:
+        """The debounced filter text: searched on the runner (a newer text supersedes it), shown
+        when the answer comes; clearing it is immediate."""
+        text = self.search.text().strip()
+        self._stop_opening()
+        infos = self.model.infos
+        if not text or self.runner is None:
+            self._searching = False
+            self._show_matches(infos.matches(text) if text else TagMatches("", frozenset(), frozenset()))
             return
-        # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not
-        # fetch the whole DAG on the UI thread).
+
+        def found(matches: TagMatches) -> None:
+            if infos is self.model.infos and matches.text == self.search.text().strip():
+                self._searching = False
+                self._show_matches(matches)
+            # else a newer text (or snapshot) has its own search on the way
+
+        def failed(error: TaskError) -> None:
+            self._searching = False
+            log.warning("tag filter %r: %s", text, error.message)
+
+        self._searching = True
+        self.runner.run(partial(ops.search_tags, infos, text), title="Filtering tags", key="tag-filter",
+                        visible=False, on_success=found, on_failure=failed)
+
+    def _show_matches(self, found: TagMatches) -> None:
+        """A filter's answer into the view: the filter's view shows it, or the tree comes back as it
+        was before the filter with what the user opened under it and the selection. The filter's
+        view is collapsed and its proxy's mappings dropped before its rows change: re-filtering
+        them re-accepted every row the last filter had fetched (1.5 s after a broad one at 100k)."""
+        start = time.perf_counter()
+        self.model.infos.remember(found)  # the rows and nodes the search read: showing them reads nothing
+        self._truncated = found.truncated
+        filtering, was = bool(found.text), self.view is self.filter_view
+        if not was and not filtering:
+            self._update_empty()
+            return
+        selected = self._selected_paths()  # a selected tag the new filter hides is dropped, as before
+        if not was:
+            self._user_opened = []
+        self._restoring = True
+        try:
+            self.filter_view.collapseAll()
+            self.proxy.set_matches(found)
+            self.views.setCurrentWidget(self.filter_view if filtering else self.tree_view)
+        finally:
+            self._restoring = False
+        if filtering:
+            self._restore(self.filter_view, self._user_opened, selected, clear=True)
+        else:  # the selection stays in sight
+            self._restore(self.tree_view, [*self._user_opened, *(p[:n] for p in selected for n in range(1, len(p)))],
+                          selected, clear=True)
+        self._selection_changed()
+        self._update_empty()
+        if filtering:
+            # Open the way to the matches (bounded: a broad filter on a huge taxonomy must not open
+            # the whole DAG), a slice of OPEN_SLICE_S at a time so typing stays responsive.
+            self._way = deque((node, False) for node in self.model.top_nodes() if self._shown(node))
+            self._opened = 0
+            self._open_way(start)
+
+    def _user_expanded(self, index: QModelIndex) -> None:
+        if index.model() is self.proxy and not self._restoring and not self._opening:
+            self._user_opened.append(self.model.node(self._src(index)).path())
+
+    def _open_way(self, start: Optional[float] = None) -> None:
+        """Open nodes towards the matches until OPEN_SLICE_S has passed, then yield to the event loop.
+        A node's fetch and its expand are separate steps: each is up to ~40 ms for a department of
+        416 projects at 1M files, too much for one slice together."""
         wanted = self.proxy.ancestors_of_matches()
-        queue = deque(self.proxy.index(r, 0) for r in range(self.proxy.rowCount()))
-        opened = 0
-        while queue and opened < MAX_AUTO_EXPAND:
-            index = queue.popleft()
-            tag_id = self.model.tag_id(self._src(index))
-            if tag_id is None or tag_id in wanted:
-                if self.proxy.canFetchMore(index):
-                    self.proxy.fetchMore(index)  # now, so the children can be walked below
-                self.view.expand(index)
-                opened += 1
-                queue.extend(self.proxy.index(r, 0, index) for r in range(self.proxy.rowCount(index)))
+        end = (start or time.perf_counter()) + OPEN_SLICE_S
+        view = self.filter_view
+        self._opening = True
+        while self._way and self._opened < MAX_AUTO_EXPAND and time.perf_counter() < end:
+            node, fetched = self._way.popleft()
+            index = self.view_index(self.model.index_of(node), view)
+            if not index.isValid():
+                continue
+            if not fetched and self.proxy.canFetchMore(index):
+                self.proxy.fetchMore(index)
+                self._way.appendleft((node, True))  # expanded next, in this slice or the next
+                continue
+            if not view.isExpanded(index):
+                view.expand(index)
+            self._opened += 1
+            self._way.extend((c, False) for c in node.children or () if
+                             (c.tag_id in wanted if c.tag_id is not None else self._shown(c)))
+        self._opening = False
+        if self._opened >= MAX_AUTO_EXPAND:
+            self._way.clear()
+        if self._way:
+            # Painted once the way is open: a paint between slices (the view's data() for each
+            # visible row, in Python) doubled each slice's stall.
+            view.setUpdatesEnabled(False)
+            self._way_timer.start()
+        else:
+            view.setUpdatesEnabled(True)
+
+    def _shown(self, node) -> bool:
+        return self.view_index(self.model.index_of(node), self.filter_view).isValid()
+
+    def _stop_opening(self) -> None:
+        self._way.clear()
+        self._way_timer.stop()
+        self.filter_view.setUpdatesEnabled(True)
 
     # ------------------------------------------------------------------ state helpers
-    def _expanded_paths(self) -> list[tuple]:
+    def _expanded_paths(self, view: QTreeView) -> list[tuple]:
+        """Paths of the expanded nodes ``view`` shows."""
+        shown = view.model()
         out = []
         stack = [QModelIndex()]
         while stack:
             parent = stack.pop()
-            for row in range(self.model.rowCount(parent)):
-                index = self.model.index(row, 0, parent)
-                if self.view.isExpanded(self.view_index(index)):
-                    out.append(self.model.node(index).path())
+            for row in range(shown.rowCount(parent)):
+                index = shown.index(row, 0, parent)
+                if view.isExpanded(index):
+                    out.append(self.model.node(self._src(index)).path())
                     stack.append(index)
         return out
 
@@ -281,61 +407,10 @@ class TagPanel(QWidget):
 
     # ------------------------------------------------------------------ context menu
     def _context_menu(self, pos: QPoint) -> None:
-        index = self.view.indexAt(pos)
-        tag_id = self.model.tag_id(self._src(index)) if index.isValid() else None
-        menu = QMenu(self)
-        if tag_id is not None:
-            label = self.model.infos.row(tag_id).value
-            act = QAction(f"Tag selected files with “{label}”", menu)
-            act.triggered.connect(lambda: self.tag_files_requested.emit(tag_id))
-            menu.addAction(act)
-        act = QAction("Tag selected files…", menu)
-        act.triggered.connect(lambda: self.tag_files_requested.emit(None))
-        menu.addAction(act)
-        if tag_id is not None:
-            act = QAction(f"Untag “{self.model.infos.row(tag_id).value}” from selected files", menu)
-            act.triggered.connect(lambda: self.untag_files_requested.emit(tag_id))
-            menu.addAction(act)
-        menu.addSeparator()
-        waiting = self.pending.get(tag_id, 0) if tag_id is not None else 0
-        if waiting:
-            act = QAction(f"Review {waiting:,} suggestion{'s' if waiting != 1 else ''} of “"
-                          f"{self.model.infos.row(tag_id).value}”…", menu)
-            act.triggered.connect(lambda: self.review_requested.emit(tag_id))
-            menu.addAction(act)
-        act = QAction("Review suggestions…", menu)
-        act.setEnabled(bool(self.pending))
-        act.triggered.connect(lambda: self.review_requested.emit(None))
-        menu.addAction(act)
-        act = QAction("Suggest tags", menu)
-        act.triggered.connect(self.suggest_requested)
-        menu.addAction(act)
-        self._add_grouping_actions(menu, index)
-        menu.addSeparator()
-        act = QAction("Import taxonomy…", menu)
-        act.triggered.connect(self.import_taxonomy_requested)
-        menu.addAction(act)
-        menu.popup(self.view.viewport().mapToGlobal(pos))
+        show_context_menu(self, pos)
 
-    # ------------------------------------------------------------------ grouping sibling tags
     def _add_grouping_actions(self, menu: QMenu, index: QModelIndex) -> None:
-        """"Group these tags…" on selected siblings, "Group its children…" on a parent."""
-        nodes = [self.model.node(self._src(i)) for i in self.view.selectionModel().selectedRows(0)]
-        nodes = [n for n in nodes if n is not None and n.tag_id is not None]
-        if len(nodes) >= MIN_TAGS and len({id(n.parent) for n in nodes}) == 1:
-            parent_id = nodes[0].parent.tag_id if nodes[0].parent is not None else None
-            ids = tuple(dict.fromkeys(n.tag_id for n in nodes))
-            act = QAction(f"Group these {len(ids)} tags…", menu)
-            act.triggered.connect(lambda: self.group_tags(ids, parent_id))
-            menu.addAction(act)
-        node = self.model.node(self._src(index)) if index.isValid() else None
-        if node is None or (node.tag_id is None and node.root is None and node.group == "folders" and self.model.roots):
-            return  # Folders with roots under it: its rows are roots, not tags
-        kids = tuple(self.model._child_ids(node))
-        if len(kids) >= MIN_TAGS:
-            act = QAction("Group its children…" if node.tag_id is not None else "Group its tags…", menu)
-            act.triggered.connect(lambda: self.group_tags(kids, node.tag_id))
-            menu.addAction(act)
+        add_grouping_actions(self, menu, index)
 
     def group_tags(self, tag_ids: tuple[int, ...], parent_id: Optional[int]):
         """Open the grouping dialog on the window that holds this panel (its runner, library and

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.roots import RootFolders
-from spar_desktop.core.library.tag_view import HeldTagInfos, TagInfos, as_tag_infos
+from spar_desktop.core.library.tag_view import HeldTagInfos, TagInfos, TagMatches, as_tag_infos
 from spar_desktop.ui.library.ops import TagSnapshot
 
 TagIdRole = Qt.ItemDataRole.UserRole + 1
@@ -176,6 +176,12 @@ class TagTreeModel(QAbstractItemModel):
                 self.fetchMore(index)  # with begin/endInsertRows, so proxies and views see the rows
             nodes = match.children or []
         return index
+
+    def top_nodes(self) -> list[_Node]:
+        return list(self._groups)
+
+    def index_of(self, node: _Node) -> QModelIndex:
+        return self.createIndex(node.row, 0, node)
 
     def first_index_of_tag(self, tag_id: int) -> QModelIndex:
         """Index of one position of ``tag_id`` (follows first parents up to its root)."""
@@ -331,8 +337,10 @@ class TagFilterProxy(QSortFilterProxyModel):
     """Filters by label/key/description, DAG-aware.
 
     Qt's recursive filtering only sees children that were already fetched, which in a lazy tree
-    is almost none; instead the accepted set is asked of the tags (SQL LIKE on the library, then
-    their ancestors): a node is shown if its tag matches, leads to a match or sits below a match.
+    is almost none; instead the accepted set is asked of the tags (``TagInfos.matches``: a folded
+    label index, then the hits' ancestors): a node is shown if its tag matches, leads to a match or
+    sits below a match. The tag panel runs that search on a worker and hands the answer to
+    ``set_matches``; ``set_filter_text`` searches here (a panel without a task runner).
     The tag panel puts this proxy between the tree and its view only while the filter has text:
     laying out every expanded row through it tripled the CPU of expanding a large node.
     """
@@ -340,8 +348,8 @@ class TagFilterProxy(QSortFilterProxyModel):
     def __init__(self, parent=None) -> None:
         super().__init__(parent)
         self._text = ""
-        self._matching: set[int] = set()
-        self._visible: set[int] = set()
+        self._matching: frozenset[int] = frozenset()
+        self._visible: frozenset[int] = frozenset()
         self._groups: set[str] = set()
 
     @property
@@ -349,31 +357,37 @@ class TagFilterProxy(QSortFilterProxyModel):
         return self._text
 
     def set_filter_text(self, text: str) -> None:
-        self.beginFilterChange()
-        self._text = text.strip().casefold()
-        self._recompute()
-        self.endFilterChange()
-        if not self._text:
-            self.invalidate()  # drop the mappings: unfiltered, the proxy is out of the view's way
+        model: Optional[TagTreeModel] = self.sourceModel()  # type: ignore[assignment]
+        found = TagMatches(text.strip(), frozenset(), frozenset())
+        if model is not None and found.text:
+            found = model.infos.matches(text)
+            model.infos.remember(found)
+        self.set_matches(found)
+
+    def set_matches(self, found: TagMatches) -> None:
+        """Show ``found`` (remembered by the tree's infos first, so this reads nothing)."""
+        self._text = found.text.strip().casefold()
+        self._matching, self._visible = (found.matching, found.visible) if self._text else (frozenset(), frozenset())
+        self._recompute_groups()
+        # Drop the mappings (rebuilt as the view asks) rather than re-filter them: re-filtering
+        # accepted every row the last filter had fetched again (1.5 s after a broad one at 100k).
+        self.invalidate()
 
     def refresh(self) -> None:
-        """Recompute after the source model got a new snapshot."""
+        """Re-filter after the source model got a new snapshot: the last answer's tag ids and groups
+        until the panel's new search answers (recomputing the groups here would read each visible
+        tag's row from the new snapshot, one statement each, on the UI thread)."""
         if self._text:
-            self.beginFilterChange()
-            self._recompute()
-            self.endFilterChange()
+            self.invalidate()
 
     def ancestors_of_matches(self) -> set[int]:
-        return self._visible - self._matching
+        return set(self._visible - self._matching)
 
-    def _recompute(self) -> None:
-        model: TagTreeModel = self.sourceModel()  # type: ignore[assignment]
-        self._matching, self._visible, self._groups = set(), set(), set()
-        if not self._text or model is None:
-            return
-        infos = model.infos
-        self._matching, self._visible = infos.search(self._text)
-        self._groups = {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
+    def _recompute_groups(self) -> None:
+        model: Optional[TagTreeModel] = self.sourceModel()  # type: ignore[assignment]
+        infos = model.infos if model is not None else None
+        self._groups = set() if infos is None or not self._text else \
+            {GROUP_OF_SOURCE.get(r.source, "auto") for i in self._visible if (r := infos.row(i)) is not None}
 
     def filterAcceptsRow(self, source_row: int, source_parent: Index) -> bool:
         if not self._text:
