@@ -76,15 +76,16 @@ def _group_tree(gi: int, group: Mapping[int, float], dialect: str):
     return tree.union(select(TagEdge.child_id, tree.c.score).join(tree, TagEdge.parent_id == tree.c.id))
 
 
-def _among(column: Any, ids: Sequence[int], dialect: str) -> Any:
+def _among(column: Any, ids: Sequence[int], dialect: str, literal: bool = False) -> Any:
     """``column IN ids``. PostgreSQL gets one array value (``= ANY``): thousands of bound values
     cost more to compile and convert than its query. Elsewhere a long list (thousands of
     same-named folders at 1M files) is written into the SQL as literals, as queries.build_query
-    does: SQLite limits bound variables."""
+    does: SQLite limits bound variables; ``literal``: always (integer ids, one statement)."""
     ids = sorted(ids)
     if dialect == "postgresql":
         return column == any_(bindparam(None, ids, type_=ARRAY(Integer)))
-    return column.in_(ids if len(ids) <= MAX_BOUND_IDS else bindparam(None, ids, expanding=True, literal_execute=True))
+    return column.in_(ids if len(ids) <= MAX_BOUND_IDS and not literal
+                      else bindparam(None, ids, expanding=True, literal_execute=True))
 
 
 def _tag_scores(session, gi: int, group: Mapping[int, float], dialect: str) -> tuple[np.ndarray, np.ndarray]:
@@ -189,14 +190,32 @@ def file_rows(session, ids: Sequence[int]) -> dict[int, tuple[str, Optional[str]
 def best_rows(session, ids: np.ndarray, scores: np.ndarray, keep: int
               ) -> list[tuple[int, str, Optional[str]]]:
     """The best ``keep`` of ``ids`` by score, ties by path: (id, path, content hash), best first.
-    Paths are read only for the files above the edge and those tied at it."""
+    Paths are read for the files above the edge; when the edge cuts through files tied at it (a
+    keyword's every 'minutes' folder scores alike: tens of thousands at 1M files), the database
+    picks the first of those by path and returns only them."""
     if keep <= 0 or not len(ids):
         return []
+    tie_rows: list[tuple[int, str, Optional[str]]] = []
     if keep < len(ids):
         kth = np.partition(scores, len(scores) - keep)[len(scores) - keep]
-        chosen = scores >= kth
-        ids, scores = ids[chosen], scores[chosen]
+        above, tied = scores > kth, scores == kth
+        need = keep - int(np.count_nonzero(above))  # >= 1: kth is the keep-th best score
+        if need < np.count_nonzero(tied):
+            tie_rows = first_by_path(session, ids[tied].tolist(), need)
+            ids, scores = ids[above], scores[above]
+        else:
+            ids, scores = ids[above | tied], scores[above | tied]
     rows = file_rows(session, ids.tolist())
     by_id = dict(zip(ids.tolist(), scores.tolist()))
-    order = sorted(by_id, key=lambda fid: (-by_id[fid], rows[fid][0]))[:keep]
-    return [(fid, *rows[fid]) for fid in order]
+    order = sorted(by_id, key=lambda fid: (-by_id[fid], rows[fid][0]))
+    return ([(fid, *rows[fid]) for fid in order] + tie_rows)[:keep]
+
+
+def first_by_path(session, ids: Sequence[int], keep: int) -> list[tuple[int, str, Optional[str]]]:
+    """The first ``keep`` of ``ids`` by path, in code point order as Python sorts (SQLite compares
+    UTF-8 bytes; PostgreSQL is told to, its default collation is the locale's), in one statement."""
+    dialect = session.get_bind().dialect.name
+    path = File.path.collate("C") if dialect == "postgresql" else File.path
+    q = (select(File.id, File.path, File.content_hash)
+         .where(_among(File.id, [int(i) for i in ids], dialect, literal=True)).order_by(path).limit(keep))
+    return [(fid, p, h) for fid, p, h in driver_rows(session, q)]
