@@ -7,10 +7,11 @@ from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time
 from typing import Callable, Optional, Sequence, TypeVar
 
-from sqlalchemy import Select, and_, bindparam, case, func, or_, select
+from sqlalchemy import Select, and_, case, func, or_, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import File, FileStatus, FileTag, Folder, Tag
+from spar_desktop.core.library.raw_rows import ids_in
 from spar_desktop.core.library.tags import descendant_ids, resolve_tag_group
 
 
@@ -142,8 +143,7 @@ def build_query(session: Session, flt: FileFilter) -> Select:
         ids = sorted(flt.file_ids)
         # A big set (a workspace of a large share) is written into the SQL as literals: one bound
         # variable per id would pass SQLite's limit (32,766 in many builds) and fail the query.
-        conds.append(File.id.in_(ids) if len(ids) <= MAX_BOUND_IDS else
-                     File.id.in_(bindparam("file_ids", ids, expanding=True, literal_execute=True)))
+        conds.append(File.id.in_(ids) if len(ids) <= MAX_BOUND_IDS else ids_in(File.id, ids))
     if conds:
         q = q.where(and_(*conds))
     return q.order_by(File.path)

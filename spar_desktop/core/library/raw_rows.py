@@ -6,8 +6,9 @@ The statement is still built and compiled by SQLAlchemy, for either backend."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterable
 
+from sqlalchemy import bindparam
 from sqlalchemy.orm import Session
 
 
@@ -24,3 +25,10 @@ def driver_cursor(session: Session, statement: Any) -> Any:
 
 def driver_rows(session: Session, statement: Any) -> list[tuple]:
     return driver_cursor(session, statement).fetchall()
+
+
+def ids_in(column: Any, ids: Iterable[int]) -> Any:
+    """``column IN (ids)`` with the integer ids written into the SQL (nothing to escape): any
+    number of them, where bound values would pass SQLite's variable limit, and without the cost
+    of compiling and converting one bound value per id (tens of thousands at 1M files)."""
+    return column.in_(bindparam(None, [int(i) for i in ids], expanding=True, literal_execute=True))

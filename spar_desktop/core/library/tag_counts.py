@@ -15,11 +15,11 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Iterable, Mapping
 
-from sqlalchemy import bindparam, func, select, union_all
+from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.models import FileTag, TagSource
-from spar_desktop.core.library.raw_rows import driver_rows
+from spar_desktop.core.library.raw_rows import driver_rows, ids_in
 
 SCAN_SOURCES = (TagSource.PATH, TagSource.DATE)  # at most one link of each per file
 
@@ -112,5 +112,5 @@ def _distinct(session: Session, under: set[int], scan: Mapping[int, Mapping[str,
     kinds = {src for d in under for src in scan.get(d, ())}
     if len(kinds) == 1 and not any(d in other for d in under):
         return sum(n for d in under for n in scan.get(d, {}).values())  # a diamond of one scan kind
-    ids = bindparam("ids", sorted(under), expanding=True, literal_execute=True)
-    return session.scalar(select(func.count(func.distinct(FileTag.file_id))).where(confirmed(), FileTag.tag_id.in_(ids))) or 0
+    return session.scalar(select(func.count(func.distinct(FileTag.file_id)))
+                          .where(confirmed(), ids_in(FileTag.tag_id, sorted(under)))) or 0

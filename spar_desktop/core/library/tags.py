@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Optional
 
-from sqlalchemy import bindparam, delete, func, select
+from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
 from spar_desktop.core.library.bulk import insert_rows
 from spar_desktop.core.library.models import FileTag, Tag, TagEdge, TagSource, utcnow
-from spar_desktop.core.library.raw_rows import driver_rows
+from spar_desktop.core.library.raw_rows import driver_rows, ids_in
 from spar_desktop.core.library.tag_counts import file_counts
 
 
@@ -128,9 +128,8 @@ def under_another(session: Session, tag_ids: Iterable[int]) -> set[int]:
     while frontier:
         step: set[int] = set()
         for i in range(0, len(frontier), 5_000):
-            part = bindparam(None, frontier[i:i + 5_000], expanding=True, literal_execute=True)
             for child, parent in driver_rows(session, select(TagEdge.child_id, TagEdge.parent_id)
-                                             .where(TagEdge.child_id.in_(part))):
+                                             .where(ids_in(TagEdge.child_id, frontier[i:i + 5_000]))):
                 parents[child].append(parent)
                 step.add(parent)
         frontier = sorted(step - seen)

@@ -21,7 +21,7 @@ from sqlalchemy import ARRAY, Float, Integer, any_, bindparam, case, func, liter
 
 from spar_desktop.core.library.models import File, FileTag, Tag, TagEdge
 from spar_desktop.core.library.queries import MAX_BOUND_IDS, FileFilter, build_query
-from spar_desktop.core.library.raw_rows import driver_rows
+from spar_desktop.core.library.raw_rows import driver_rows, ids_in
 
 _IN_CHUNK = 5_000
 
@@ -84,8 +84,7 @@ def _among(column: Any, ids: Sequence[int], dialect: str, literal: bool = False)
     ids = sorted(ids)
     if dialect == "postgresql":
         return column == any_(bindparam(None, ids, type_=ARRAY(Integer)))
-    return column.in_(ids if len(ids) <= MAX_BOUND_IDS and not literal
-                      else bindparam(None, ids, expanding=True, literal_execute=True))
+    return column.in_(ids) if len(ids) <= MAX_BOUND_IDS and not literal else ids_in(column, ids)
 
 
 def _tag_scores(session, gi: int, group: Mapping[int, float], dialect: str) -> tuple[np.ndarray, np.ndarray]:
@@ -181,8 +180,7 @@ def file_rows(session, ids: Sequence[int]) -> dict[int, tuple[str, Optional[str]
     ids = sorted(int(i) for i in ids)
     for i in range(0, len(ids), _IN_CHUNK):
         chunk = ids[i:i + _IN_CHUNK]
-        q = select(File.id, File.path, File.content_hash).where(
-            File.id.in_(bindparam(None, chunk, expanding=True, literal_execute=True)))
+        q = select(File.id, File.path, File.content_hash).where(ids_in(File.id, chunk))
         out.update((fid, (path, h)) for fid, path, h in driver_rows(session, q))
     return out
 
