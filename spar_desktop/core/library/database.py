@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from spar_desktop.core.config import Settings
 from spar_desktop.core.migrations import IndexTooNewError, MigrationError  # noqa: F401  (re-exported)
+from spar_desktop.core.library.count_store import watch_writes
 from spar_desktop.core.library.query_indexes import restore_at_open
 from spar_desktop.core.migrations.runner import UpgradeReport, upgrade_index
 
@@ -54,6 +55,8 @@ class Library:
         # Creates a new index, upgrades an older one (backup first), or raises IndexTooNewError
         # without writing anything; serialized between processes (see core/migrations/runner.py).
         self.upgrade: Optional[UpgradeReport] = upgrade_index(engine)
+        # The tag tree's stored counts go stale with every write that can change them (count_store.py).
+        watch_writes(engine, self._sessions)
         # A scan killed while bulk-loading left its query indexes out: build them back now.
         restore_at_open(engine, settings.layout.scan_lock if settings is not None else None)
 

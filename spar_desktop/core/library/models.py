@@ -190,3 +190,36 @@ class TagRejection(Base):
     file_id: Mapped[int] = mapped_column(ForeignKey("files.id", ondelete="CASCADE"))
     tag_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"))
     rejected_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class TagFileCount(Base):
+    """Files under each tag (itself or a descendant), as the tag tree shows them: kept by
+    count_store.py so the tree's start-up reads these rows instead of counting every link."""
+
+    __tablename__ = "tag_file_counts"
+
+    tag_id: Mapped[int] = mapped_column(ForeignKey("tags.id", ondelete="CASCADE"), primary_key=True)
+    files: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class RootTopCount(Base):
+    """Files of a root under each of its top-level folders (``top`` = the folder's name; '' = all
+    of the root's files), kept by count_store.py beside TagFileCount."""
+
+    __tablename__ = "root_top_counts"
+
+    folder_id: Mapped[int] = mapped_column(ForeignKey("folders.id", ondelete="CASCADE"), primary_key=True)
+    top: Mapped[str] = mapped_column(Text, primary_key=True)
+    files: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class CountState(Base):
+    """One row: ``generation`` grows with every committed write to the counted tables (files,
+    file_tags, tags, tag_edges, folders); the stored counts hold for ``fresh`` = the generation
+    they were computed at, and are ignored when it is behind."""
+
+    __tablename__ = "count_state"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    generation: Mapped[int] = mapped_column(BigInteger, default=0)
+    fresh: Mapped[int] = mapped_column(BigInteger, default=-1)

@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 
 from spar_desktop.core.changes import NOTHING, Changes
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
+from spar_desktop.core.library import count_store
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.file_pages import FileListing, listing
 from spar_desktop.core.library.issue_pages import ISSUE_PAGE, SCAN, issue_counts, issue_rows
@@ -27,7 +28,7 @@ from spar_desktop.core.library.queries import FileFilter, FileRecord, copies_of_
 from spar_desktop.core.library.roots import RootFolders, folder_roots
 from spar_desktop.core.library.scan_report import ScanReport
 from spar_desktop.core.library.scanner import Scanner
-from spar_desktop.core.library.tag_view import SqlTagInfos, read_counts, read_root_ids
+from spar_desktop.core.library.tag_view import SqlTagInfos, read_root_ids
 from spar_desktop.core.library.tags import TagInfo
 from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_progress
 
@@ -188,10 +189,13 @@ def scan_paths(library: Library, paths: Sequence[str], progress: ProgressCallbac
 def load_tags(library: Library) -> TagSnapshot:
     """Counts of every tag and the tree's roots; labels are read when the tree shows them."""
     with library.session() as s:
-        counts = read_counts(s)
+        got = count_store.stored(s)  # small rows kept by the scan and tag edits
+    if got is None:
+        got = count_store.recount(library)  # behind the index: counted (seconds at 1M files)
+    with library.session() as s:
         top = read_root_ids(s)
-        roots = folder_roots(s)
-    return TagSnapshot(SqlTagInfos(library, counts, top), roots)
+        roots = folder_roots(s, got[1])
+    return TagSnapshot(SqlTagInfos(library, got[0], top), roots)
 
 
 def load_files(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, False),

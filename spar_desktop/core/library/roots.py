@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Mapping, Optional, Sequence
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
-from spar_desktop.core.library.models import File, Folder, Tag, TagSource
+from spar_desktop.core.library.count_store import count_roots
+from spar_desktop.core.library.models import Folder, Tag, TagSource
 
 
 @dataclass(frozen=True)
@@ -42,22 +43,19 @@ def root_names(paths: Sequence[str]) -> dict[str, str]:
     return names
 
 
-def folder_roots(session) -> tuple[RootFolders, ...]:
+def folder_roots(session, per_root: Optional[Mapping[int, Counter]] = None) -> tuple[RootFolders, ...]:
     """Per indexed root, how many of its files sit under each top-level folder tag (read beside
-    tag_infos by the UI's tag loader)."""
+    the tag counts by the UI's tag loader). ``per_root``: count_store's rows (root folder id →
+    Counter(top-level folder name → files; '' → all)); counted from the files when not given."""
     roots = dict(session.execute(select(Folder.id, Folder.path)).all())
     top_tags = dict(session.execute(select(Tag.key, Tag.id).where(Tag.source == TagSource.PATH,
                                                                   ~Tag.key.contains("/"))).all())
-    # Counted in SQL (one pass over the files, no row reaches Python): at 1,000,000 files reading
-    # every rel_path into Python took seconds of the tag tree's start-up.
-    totals = dict(session.execute(select(File.folder_id, func.count()).group_by(File.folder_id)).all())
-    slash = (func.strpos if session.get_bind().dialect.name == "postgresql" else func.instr)(File.rel_path, "/")
-    top = func.substr(File.rel_path, 1, slash - 1)
-    per_root: dict[int, Counter] = {fid: Counter() for fid in roots}
-    for folder_id, name, n in session.execute(select(File.folder_id, top, func.count())
-                                              .where(slash > 1).group_by(File.folder_id, top)):
-        if folder_id in roots and name in top_tags:
-            per_root[folder_id][top_tags[name]] += n
+    if per_root is None:
+        per_root = count_roots(session)
     names = root_names(list(roots.values()))
-    return tuple(sorted((RootFolders(path, names[path], totals.get(fid, 0), dict(per_root[fid])) for fid, path in roots.items()),
-                        key=lambda r: (r.name.casefold(), r.path)))
+    out = []
+    for fid, path in roots.items():
+        counts = per_root.get(fid, Counter())
+        tag_files = {top_tags[name]: n for name, n in counts.items() if name and name in top_tags}
+        out.append(RootFolders(path, names[path], counts.get("", 0), tag_files))
+    return tuple(sorted(out, key=lambda r: (r.name.casefold(), r.path)))

@@ -25,7 +25,7 @@ from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
-from spar_desktop.core.library import planner_stats
+from spar_desktop.core.library import count_store, planner_stats
 from spar_desktop.core.library.bulk import fetch_rows
 from spar_desktop.core.library.children import mark_children_missing
 from spar_desktop.core.library.database import Library
@@ -129,8 +129,15 @@ class Scanner:
                 return report
             run = _ScanRun(self, folder, subtree, report, progress, cancel)
             run.execute()
+            self._refresh_counts()
         report.seconds = time.perf_counter() - start
         return report
+
+    def _refresh_counts(self) -> None:
+        """The tag tree's stored counts, once the scan's batches are written (count_store.py;
+        nothing when the scan wrote nothing)."""
+        with self.library.session() as s:
+            count_store.refresh(s)
 
     def _turn(self, progress: ProgressCallback):
         """One scan of an index at a time, across processes (the app's scan worker, `spar index`):

@@ -13,7 +13,7 @@ mixes kinds (a user's group over folder tags) is counted exactly in SQL.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Iterable, Mapping
+from typing import Collection, Iterable, Mapping, Optional
 
 from sqlalchemy import func, select, union_all
 from sqlalchemy.orm import Session
@@ -57,15 +57,18 @@ def _under(tag_id: int, children: Mapping[int, list[int]]) -> set[int]:
     return out
 
 
-def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int, list[int]]) -> dict[int, int]:
-    """tag id → distinct files with a confirmed link to it or to a descendant."""
+def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int, list[int]],
+                within: Optional[Collection[int]] = None) -> dict[int, int]:
+    """tag id → distinct files with a confirmed link to it or to a descendant. ``within``: every
+    tag under ``tag_ids`` (given when they are a few: only their links are read)."""
     scan: dict[int, dict[str, int]] = defaultdict(dict)
-    for tag_id, source, n in driver_rows(session,
-            select(FileTag.tag_id, FileTag.source, func.count()).where(confirmed(), FileTag.source.in_(SCAN_SOURCES))
-            .group_by(FileTag.source, FileTag.tag_id)):
+    links = select(FileTag.tag_id, FileTag.source, func.count()).where(confirmed(), FileTag.source.in_(SCAN_SOURCES))
+    if within is not None:
+        links = links.where(ids_in(FileTag.tag_id, sorted(within)))
+    for tag_id, source, n in driver_rows(session, links.group_by(FileTag.source, FileTag.tag_id)):
         scan[tag_id][source] = n
     other: dict[int, set[int]] = defaultdict(set)
-    for tag_id, file_id in driver_rows(session, _other_links()):
+    for tag_id, file_id in driver_rows(session, _other_links(within)):
         other[tag_id].add(file_id)
     parents: dict[int, int] = defaultdict(int)
     for kids in children.values():
@@ -90,12 +93,14 @@ def file_counts(session: Session, tag_ids: Iterable[int], children: Mapping[int,
     return counts
 
 
-def _other_links():
+def _other_links(within: Optional[Collection[int]] = None):
     """(tag, file) of the confirmed links of sources other than the scan's, as three ranges of the
     covering index: ``source NOT IN (...)`` scanned every confirmed entry (0.4 s of CPU at 1M files,
     to find none on a share without user tags)."""
     low, high = sorted(SCAN_SOURCES)
     links = select(FileTag.tag_id, FileTag.file_id).where(confirmed())
+    if within is not None:
+        links = links.where(ids_in(FileTag.tag_id, sorted(within)))
     return union_all(links.where(FileTag.source < low), links.where(FileTag.source > low, FileTag.source < high),
                      links.where(FileTag.source > high))
 

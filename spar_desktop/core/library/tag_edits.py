@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from spar_desktop.core.changes import Changes
+from spar_desktop.core.library import count_store
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.core.library.tags import create_tag, tag_files, untag_files
@@ -37,12 +38,14 @@ def apply_tag(library: Library, file_ids: tuple[int, ...], tag_id: Optional[int]
                 raise ValueError("a tag needs a name")
             tag_id = create_tag(s, f"{TagSource.USER}:{label}", label, TagSource.USER).id
         n = tag_files(s, file_ids, tag_id, TagSource.USER)
+        count_store.refresh(s, (tag_id,))
     return TagEdit(f"Tagged {_files(n)}", n)
 
 
 def remove_tag(library: Library, file_ids: tuple[int, ...], tag_id: int) -> TagEdit:
     with library.session() as s:
         n = untag_files(s, file_ids, tag_id)
+        count_store.refresh(s, (tag_id,))
     return TagEdit(f"Removed the tag from {_files(n)}", n)
 
 

@@ -1,8 +1,8 @@
 """The tag tree's tags, read from SQL as the tree is browsed instead of built all at once.
 
 At 1,000,000 files (120,000 folder and date tags) building every TagInfo in Python took seconds
-before the tree could show. Here a snapshot holds only the files under each tag (ints, one GROUP
-BY summed up the DAG: tag_counts.file_counts, on a worker); a tag's label, parents and children
+before the tree could show. Here a snapshot holds only the files under each tag (ints, the rows
+count_store.py keeps, read on a worker); a tag's label, parents and children
 are read by id when the tree shows it (its roots at start-up, a node's children when it is
 expanded) and kept for the snapshot's life. The text filter searches a folded copy of every label
 held for the snapshot's life (core/library/tag_search.py), built by the first search, on a worker.
@@ -20,7 +20,6 @@ from sqlalchemy import exists, or_, select
 
 from spar_desktop.core.library.models import Tag, TagEdge
 from spar_desktop.core.library.raw_rows import driver_rows
-from spar_desktop.core.library.tag_counts import file_counts
 from spar_desktop.core.library.tag_search import (  # noqa: F401  (TagRow, MAX_MATCHES: read from here too)
     CHUNK, MAX_MATCHES, LabelIndex, TagMatches, TagRow, ancestors, fold, read_label_index, read_rows, sql_matches,
 )
@@ -111,7 +110,7 @@ class HeldTagInfos(TagInfos):
 
 
 class SqlTagInfos(TagInfos):
-    """Tags read by id from the library, with the counts a worker computed (``read_counts``)."""
+    """Tags read by id from the library, with the counts a worker read (``count_store``)."""
 
     def __init__(self, library, counts: Mapping[int, int], roots: Optional[list[int]] = None) -> None:
         self._library = library
@@ -242,13 +241,3 @@ def as_tag_infos(infos: Mapping[int, TagInfo]) -> TagInfos:
 def read_root_ids(session) -> list[int]:
     """Tags without a parent (the tree's top level), by the child index of the edges."""
     return list(session.scalars(select(Tag.id).where(~exists().where(TagEdge.child_id == Tag.id)).order_by(Tag.id)))
-
-
-def read_counts(session) -> dict[int, int]:
-    """tag id → files under it, for every tag: ints only (no labels), as the tree's snapshot holds."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for p, c in driver_rows(session, select(TagEdge.parent_id, TagEdge.child_id)):
-        children[p].append(c)
-    ids = [r[0] for r in driver_rows(session, select(Tag.id))]
-    counts = file_counts(session, ids, children)
-    return {i: counts.get(i, 0) for i in ids}

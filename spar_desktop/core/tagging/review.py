@@ -10,6 +10,7 @@ from typing import Iterable, Optional
 
 from sqlalchemy import delete, func, select, update
 
+from spar_desktop.core.library import count_store
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileTag, Tag, TagRejection, utcnow
 
@@ -60,12 +61,13 @@ def _by_tag(pairs: Iterable[tuple[int, int]]) -> dict[int, list[int]]:
 
 def accept(library: Library, pairs: Iterable[tuple[int, int]]) -> int:
     """Confirm these (file_id, tag_id) suggestions; returns how many were pending."""
-    n = 0
+    n, by_tag = 0, _by_tag(pairs)
     with library.session() as s:
-        for tag_id, files in _by_tag(pairs).items():
+        for tag_id, files in by_tag.items():
             for i in range(0, len(files), _IN_CHUNK):
                 n += s.execute(update(FileTag).where(FileTag.tag_id == tag_id, FileTag.file_id.in_(files[i:i + _IN_CHUNK]),
                                                      FileTag.confirmed.is_(False)).values(confirmed=True)).rowcount or 0
+        count_store.refresh(s, by_tag)  # the accepted tags are counted again
     return n
 
 
@@ -87,6 +89,7 @@ def reject(library: Library, pairs: Iterable[tuple[int, int]]) -> int:
                 now = utcnow()
                 s.add_all(TagRejection(file_id=f, tag_id=tag_id, rejected_at=now)
                           for f in part if exists and f in real and f not in kept and f not in known)
+        count_store.refresh(s, ())  # suggestions only: no count changed
     return n
 
 
@@ -96,6 +99,8 @@ def accept_above(library: Library, threshold: float, tag_id: Optional[int] = Non
     if tag_id is not None:
         q = q.where(FileTag.tag_id == tag_id)
     with library.session() as s:
-        return s.execute(q).rowcount or 0
+        n = s.execute(q).rowcount or 0
+        count_store.refresh(s, None if tag_id is None else (tag_id,))
+        return n
 
 

@@ -23,6 +23,7 @@ from typing import Any, Iterable, Optional
 import numpy as np
 from sqlalchemy import delete, select, update
 
+from spar_desktop.core.library import count_store
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import FileSummary, FileTag, Tag, TagRejection, TagSource
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
@@ -257,6 +258,7 @@ def _store_batch(library: Library, batch_ids: list[int], out: list[dict], sugges
         if out:
             s.execute(FileTag.__table__.insert(), out)
         s.execute(update(FileSummary).where(FileSummary.file_id.in_(batch_ids)).values(suggest_key=suggest_key))
+        count_store.refresh(s, ())  # unconfirmed suggestions count nowhere
     return out
 
 
@@ -270,6 +272,7 @@ def clear_suggestions(library: Library, file_ids: Optional[Iterable[int]] = None
             q, u = q.where(FileTag.file_id.in_(ids)), u.where(FileSummary.file_id.in_(ids))
         n = s.execute(q).rowcount or 0
         s.execute(u)
+        count_store.refresh(s, ())  # unconfirmed suggestions count nowhere
         return n
 
 
