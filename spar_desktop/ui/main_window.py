@@ -10,7 +10,7 @@ from functools import partial
 from pathlib import Path
 from typing import Optional
 
-from PySide6.QtCore import QSettings, Qt, QUrl
+from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import (
     QDockWidget,
@@ -52,6 +52,7 @@ from spar_desktop.ui.window_actions import build_actions
 from spar_desktop.ui.workspaces.workspace_view import WorkspaceView
 
 log = logging.getLogger(__name__)
+FEATURES_AT_THE_LATEST_MS = 10_000  # workspaces open even when the library's first load failed
 
 
 class MainWindow(QMainWindow):
@@ -75,6 +76,7 @@ class MainWindow(QMainWindow):
         self.issues = IssuesPanel()
         self.viewer = DocumentViewer(self.runner, budget=lambda: self.settings.extraction_budget())
         self.features = WorkspaceFeatures(self)
+        self._features_started = False
         self.workspaces = self.features.controller
         self.workspace_panel = self.features.panel
         self.chat_features = ChatFeatures(self, self.workspaces)  # chat follows the current workspace
@@ -116,10 +118,18 @@ class MainWindow(QMainWindow):
         self._connect()
         self._restore_state()
         self.controller.refresh_all()
-        self.features.start()
+        # Workspaces open (and the tag vocabulary job starts) once the library shows: at 1M files
+        # their imports and the job's Python held the GIL while the table and tags were loading.
+        self.controller.tags_loaded.connect(self._start_features, Qt.ConnectionType.SingleShotConnection)
+        QTimer.singleShot(FEATURES_AT_THE_LATEST_MS, self._start_features)  # the library's load failed
         from spar_desktop.ui.base.process_ops import warm_up
 
         self.runner.run(warm_up, title="Starting the scan worker", visible=False)
+
+    def _start_features(self, *_args: object) -> None:
+        if not self._features_started:
+            self._features_started = True
+            self.features.start()
 
     # ------------------------------------------------------------------ construction
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:

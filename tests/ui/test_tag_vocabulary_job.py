@@ -43,3 +43,26 @@ def test_a_scan_is_followed_by_the_vocabulary_job_and_the_next_request_embeds_no
     assert encoder.texts_encoded == encoded  # the request embedded nothing
     assert manager.tag_index.last_sync == (0, 0) and manager.tag_index.pending() == 0
     assert any("Falcon" in line for line in exp.lines())
+
+
+def test_workspaces_and_the_vocabulary_job_start_once_the_library_shows(qtbot, settings, tmp_path):
+    """At 1M files the job's Python and the workspaces' imports held the GIL while the table and
+    the tag tree were loading: they start after the tags are shown."""
+    from spar_desktop.core.library.database import Library
+    from spar_desktop.core.library.scanner import Scanner
+    from spar_desktop.ui.main_window import MainWindow
+
+    lib = Library.open(settings)
+    Scanner(lib).scan([str(write_share(tmp_path / "share"))])  # tags a CLI scan added: the job has work
+    window = MainWindow(settings, lib, watch=False, interactive=False)
+    qtbot.addWidget(window)
+    shown_at_start: dict[str, bool] = {}  # task title → the tag tree had its rows when it started
+    window.runner.task_started.connect(lambda h: shown_at_start.setdefault(h.title, window.tag_panel.model.rowCount() > 0))
+    window.show()
+    qtbot.waitUntil(lambda: "Preparing the tag vocabulary" in shown_at_start and window.runner.is_idle(),
+                    timeout=UI_TIMEOUT_MS)
+    assert shown_at_start["Opening workspaces"] and shown_at_start["Preparing the tag vocabulary"]
+    assert not shown_at_start["Loading tags"]
+    assert window.tag_panel.model.rowCount() > 0
+    window.close()
+    lib.close()
