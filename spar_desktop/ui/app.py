@@ -207,7 +207,8 @@ def _event_loop(app, qasync, settings, library, args, interactive: bool, crashes
     if args.paths and not args.smoke:  # folders dropped on the menu entry / launcher
         window.controller.index_paths(args.paths)
     if settings.preload:  # SPAR_PRELOAD=0: nothing loads until it is needed
-        preload_in_background(window.runner, settings)
+        # Once the library shows: its imports held the GIL while a 1M index's table and tags loaded.
+        window.when_library_shown(lambda: preload_in_background(window.runner, settings))
     if settings_problem:
         window.statusBar().showMessage(f"settings.json ignored: {settings_problem}", 30000)
     exit_code = [0]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import logging
 from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 from PySide6.QtCore import QSettings, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QDesktopServices, QGuiApplication, QKeySequence
@@ -76,7 +76,7 @@ class MainWindow(QMainWindow):
         self.issues = IssuesPanel()
         self.viewer = DocumentViewer(self.runner, budget=lambda: self.settings.extraction_budget())
         self.features = WorkspaceFeatures(self)
-        self._features_started = False
+        self._features_started, self._after_shown = False, []  # see when_library_shown
         self.workspaces = self.features.controller
         self.workspace_panel = self.features.panel
         self.chat_features = ChatFeatures(self, self.workspaces)  # chat follows the current workspace
@@ -126,10 +126,20 @@ class MainWindow(QMainWindow):
 
         self.runner.run(warm_up, title="Starting the scan worker", visible=False)
 
+    def when_library_shown(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once the file table and tag tree have shown (at once if they have): the
+        app's engine preload waits for it too."""
+        if self._features_started:
+            fn()
+        else:
+            self._after_shown.append(fn)
+
     def _start_features(self, *_args: object) -> None:
         if not self._features_started:
             self._features_started = True
             self.features.start()
+            for fn in self._after_shown:
+                fn()
 
     # ------------------------------------------------------------------ construction
     def _dock(self, title: str, name: str, widget: QWidget, area: Qt.DockWidgetArea) -> QDockWidget:
@@ -167,6 +177,7 @@ class MainWindow(QMainWindow):
         c = self.controller
         c.tags_loaded.connect(self.tag_panel.set_snapshot)
         c.files_loaded.connect(self.file_panel.set_rows)
+        c.files_completed.connect(self.file_panel.model.complete)
         c.issues_loaded.connect(self.issues.set_issues)
         c.summary_loaded.connect(self._summary_loaded)
         c.status.connect(lambda text: self.statusBar().showMessage(text, 15000))

@@ -88,3 +88,27 @@ def test_the_panel_counts_selects_and_keeps_the_selection_across_a_reload(qtbot,
     assert panel.select_file(reference[400].id) and panel.current_record() == reference[400]
     panel.set_rows(run_op(load_files, library, FileFilter(), sort=(3, True)), "by size")
     assert panel.current_record() == reference[400] and panel.filter_label.text() == "  ·  by size"
+
+
+def test_a_listing_shown_with_its_first_ids_shows_every_row_and_takes_the_rest_in_place(qtbot, library, monkeypatch):
+    """Start-up reads the first ids and the count (not a million ids): rows past them are read by
+    SQL offset until the whole order arrives, which changes no row and resets nothing."""
+    from spar_desktop.core.library.file_pages import listing
+    from spar_desktop.ui.library.ops import complete_listing
+
+    monkeypatch.setattr(file_table, "PAGE", 50)
+    reference = overview.load_files(library, FileFilter()).records
+    model = FileTableModel()
+    first = listing(library, FileFilter(), first=120)
+    assert len(first.order.ids) == 120 and first.total == 450 and not first.order.complete
+    model.set_listing(first)
+    assert model.rowCount() == 450
+    early = [model.record(r).id for r in (0, 119, 120, 333, 449)]
+    assert early == [reference[r].id for r in (0, 119, 120, 333, 449)]
+    resets = []
+    model.modelReset.connect(lambda: resets.append(1))
+    model.complete(first, run_op(complete_listing, first))
+    assert not resets and model.rowCount() == 450 and model.row_of(reference[400].id) == 400
+    assert [model.record(r).id for r in range(450)] == [r.id for r in reference]
+    whole = listing(library, FileFilter(), first=1000)  # fewer files than asked: complete at once
+    assert whole.order.complete and whole.total == 450

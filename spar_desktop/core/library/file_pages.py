@@ -40,13 +40,18 @@ _FETCH = 5000  # ids per fetch: one int column, a few ms of GIL per batch
 class FileOrder:
     """The files a filter admits, as ids in the order of ``sort`` = (column, descending)."""
 
-    ids: array  # array('q') of file ids
+    ids: array  # array('q') of file ids (the first ones only when ``count`` is given)
     flt: FileFilter
     sort: tuple[int, bool]
+    count: Optional[int] = None  # files the filter admits, when ``ids`` holds only the first of them
 
     @property
     def total(self) -> int:
-        return len(self.ids)
+        return len(self.ids) if self.count is None else self.count
+
+    @property
+    def complete(self) -> bool:
+        return len(self.ids) == self.total
 
 
 @dataclass(frozen=True)
@@ -115,10 +120,13 @@ def _ordered(session: Session, flt: FileFilter, sort: tuple[int, bool], columns:
 
 
 def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, False),
-               cancel: Optional[CancelToken] = None) -> FileOrder:
+               cancel: Optional[CancelToken] = None, first: Optional[int] = None) -> FileOrder:
     """Every admitted file's id in the listing's order (the path glob, which SQL cannot apply,
-    is applied while reading)."""
+    is applied while reading). ``first``: only the first ids and the count (no path glob)."""
     matcher = _glob_matcher(flt.path_glob)
+    if first is not None and matcher is None:
+        ids = array("q", (r[0] for r in driver_cursor(session, _ordered(session, flt, sort, (File.id,)).limit(first))))
+        return FileOrder(ids, flt, sort, count_files(session, flt) if len(ids) == first else None)
     columns = (File.id, File.name, File.rel_path, File.path) if matcher else (File.id,)
     cursor = driver_cursor(session, _ordered(session, flt, sort, columns))
     ids = array("q")
@@ -129,6 +137,12 @@ def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, F
         check(cancel)
         ids.extend(r[0] for r in rows if matcher is None or matcher(_Named(*r)))
     return FileOrder(ids, flt, sort)
+
+
+def ids_at(session: Session, flt: FileFilter, sort: tuple[int, bool], offset: int, n: int) -> list[int]:
+    """The ids of rows ``offset`` to ``offset + n`` of the listing (SQL offset: what a view shows
+    beyond the first ids of a listing not read whole yet)."""
+    return [r[0] for r in driver_cursor(session, _ordered(session, flt, sort, (File.id,)).offset(offset).limit(n))]
 
 
 def read_page(session: Session, ids: Sequence[int]) -> list[FileRecord]:
@@ -160,6 +174,7 @@ class FileListing:
     order: FileOrder
     read: Callable[[Sequence[int]], list[FileRecord]]
     reorder: Callable[[tuple[int, bool]], FileOrder]
+    ids_at: Optional[Callable[[int, int], list[int]]] = None  # (offset, n) → ids, for an order not complete
 
     @property
     def flt(self) -> FileFilter:
@@ -175,7 +190,9 @@ class FileListing:
 
 
 def listing(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, False),
-            cancel: Optional[CancelToken] = None) -> FileListing:
+            cancel: Optional[CancelToken] = None, first: Optional[int] = None) -> FileListing:
+    """The listing's order (``first``: only its first ids and the count, for a window that must
+    show before a million ids are read; ``reorder(listing.sort)`` reads them all) and its readers."""
     def read(ids: Sequence[int]) -> list[FileRecord]:
         with library.session() as s:
             return read_page(s, ids)
@@ -184,6 +201,10 @@ def listing(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, Fals
         with library.session() as s:
             return file_order(s, flt, new_sort)
 
+    def at(offset: int, n: int) -> list[int]:
+        with library.session() as s:
+            return ids_at(s, flt, sort, offset, n)
+
     with library.session() as s:
-        order = file_order(s, flt, sort, cancel)
-    return FileListing(order, read, reorder)
+        order = file_order(s, flt, sort, cancel, first)
+    return FileListing(order, read, reorder, at)

@@ -34,6 +34,8 @@ from spar_desktop.core.progress import CancelToken, ProgressCallback, check, no_
 
 # A listing holds at most this many files in memory; its total says when a filter matched more.
 MAX_LISTED_FILES = 200_000
+# A refreshed listing reads this many ids and the count; the app reads the rest once it shows.
+FIRST_IDS = 5000
 PROBLEM_STATUSES = tuple(s for s in FileStatus.ALL if s != FileStatus.OK)
 SERIOUS_STATUSES = (FileStatus.ERROR, FileStatus.ENCRYPTED, FileStatus.MISSING)
 MINOR_STATUSES = tuple(s for s in PROBLEM_STATUSES if s not in SERIOUS_STATUSES)
@@ -272,7 +274,7 @@ def load_everything(library: Library, flt: FileFilter, sort: tuple[int, bool] = 
     tag tree next: at 1M files its 120k tags take several times what the rest does."""
     summary = load_summary(library)
     check(cancel)
-    files = listing(library, flt, sort, cancel)
+    files = listing(library, flt, sort, cancel, first=FIRST_IDS)  # the rest on a worker after it shows
     check(cancel)
     issues = load_issues(library)
     check(cancel)

@@ -37,6 +37,7 @@ USER_SCAN = Changes(files=True)  # roots, statuses and issues; new files also br
 class LibraryController(QObject):
     tags_loaded = Signal(object)  # TagSnapshot
     files_loaded = Signal(object, str)  # FileListing, filter description
+    files_completed = Signal(object, object)  # FileListing, its whole FileOrder (it showed with the first ids)
     issues_loaded = Signal(object)  # Issues
     summary_loaded = Signal(object)  # LibrarySummary
     scan_finished = Signal(object)  # ScanSummary
@@ -116,11 +117,18 @@ class LibraryController(QObject):
             self._summary_loaded(state.summary)
             if state.files.flt == self.file_filter() and not self.runner.is_running("files"):
                 self.files_loaded.emit(state.files, description)  # else a newer filter's load is on its way
+                self._complete(state.files)
             self.issues_loaded.emit(state.issues)
             self.reload_tags()  # after the table shows: at 1M files the tags take longest
 
         self.runner.run(partial(ops.load_everything, self.library, flt, self.sort), title="Refreshing the library",
                         key="refresh", visible=False, on_success=loaded, on_failure=self._failed)
+
+    def _complete(self, listing: ops.FileListing) -> None:
+        """The rest of a listing shown with its first ids (start-up reads no more than a page)."""
+        if not listing.order.complete:
+            self.runner.run(partial(ops.complete_listing, listing), title="Listing files", key="files-rest", visible=False,
+                            on_success=lambda order: self.files_completed.emit(listing, order), on_failure=self._failed)
 
     def reload_tags(self) -> None:
         self.runner.run(partial(ops.load_tags, self.library), title="Loading tags", key="tags",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from array import array
 from collections import OrderedDict
+from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Optional
 
@@ -21,7 +22,7 @@ from PySide6.QtWidgets import QApplication, QStyle
 from spar_desktop.core.documents.virtual import is_virtual
 from spar_desktop.core.library.models import FileStatus
 from spar_desktop.ui.base.child_docs import document_title
-from spar_desktop.ui.library.ops import FileListing, FileRecord
+from spar_desktop.ui.library.ops import FileListing, FileOrder, FileRecord
 
 PAGE = 100  # rows read at once: ~2.5 ms of CPU at 1M (200: ~3.5 ms)
 KEPT_PAGES = 128  # pages kept in memory (12,800 rows)
@@ -118,13 +119,24 @@ class FileTableModel(QAbstractTableModel):
         self.beginResetModel()
         self.listing = listing
         self._ids, self._ids_sort = listing.order.ids, listing.sort
-        if listing.sort != self.sort_spec and len(self._ids) <= SYNC_SORT_ROWS:
+        self.total = listing.total
+        if listing.sort != self.sort_spec and self.total <= SYNC_SORT_ROWS:
             self._ids, self._ids_sort = listing.reorder(self.sort_spec).ids, self.sort_spec  # the header changed while it loaded
+            self.total = len(self._ids)
         self._pages.clear()
         self._display, self._rows = {}, {}
-        self.total = len(self._ids)
         self.page_reads = 0
         self.endResetModel()
+
+    def complete(self, listing: FileListing, order: FileOrder) -> None:
+        """The whole order of a listing shown with its first ids only (``listing.order.complete``
+        false): the rows stay as they are, later pages are read by id instead of by SQL offset."""
+        if listing is not self.listing or order.sort != self._ids_sort:
+            return  # a newer listing or order replaced it
+        if len(order.ids) != self.total:  # files came or went meanwhile: show the new order
+            self.set_listing(replace(listing, order=order))
+            return
+        self._ids = order.ids
 
     def _page(self, page: int) -> list[Optional[FileRecord]]:
         rows = self._pages.get(page)
@@ -132,6 +144,8 @@ class FileTableModel(QAbstractTableModel):
             self._pages.move_to_end(page)
             return rows
         ids = self._ids[page * PAGE:(page + 1) * PAGE]
+        if len(ids) < PAGE and len(self._ids) < self.total and self.listing is not None and self.listing.ids_at:
+            ids = self.listing.ids_at(page * PAGE, PAGE)  # beyond the first ids, before the rest arrive
         found = {r.id: r for r in self.listing.read(ids)} if self.listing is not None and len(ids) else {}
         self.page_reads += 1
         rows = self._pages[page] = [found.get(i) for i in ids]  # None: deleted since the listing
@@ -144,7 +158,7 @@ class FileTableModel(QAbstractTableModel):
         return rows
 
     def record(self, row: int) -> Optional[FileRecord]:
-        if not 0 <= row < len(self._ids):
+        if not 0 <= row < self.total:
             return None
         return self._page(row // PAGE)[row % PAGE]
 
@@ -158,7 +172,7 @@ class FileTableModel(QAbstractTableModel):
     # ------------------------------------------------------------------ sorting
     def sort(self, column: int, order: Qt.SortOrder = Qt.SortOrder.AscendingOrder) -> None:
         self._sort_column, self._sort_order = column, order
-        if self.listing is None or self._ids_sort == self.sort_spec or len(self._ids) > SYNC_SORT_ROWS:
+        if self.listing is None or self._ids_sort == self.sort_spec or self.total > SYNC_SORT_ROWS:
             return  # a large listing: the controller reloads it in this order
         self.layoutAboutToBeChanged.emit()
         persistent = self.persistentIndexList()
@@ -173,7 +187,7 @@ class FileTableModel(QAbstractTableModel):
 
     # ------------------------------------------------------------------ model API
     def rowCount(self, parent: Index = QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self._ids)
+        return 0 if parent.isValid() else self.total
 
     def columnCount(self, parent: Index = QModelIndex()) -> int:
         return 0 if parent.isValid() else len(COLUMNS)
