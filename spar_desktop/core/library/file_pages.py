@@ -139,12 +139,6 @@ def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, F
     return FileOrder(ids, flt, sort)
 
 
-def ids_at(session: Session, flt: FileFilter, sort: tuple[int, bool], offset: int, n: int) -> list[int]:
-    """The ids of rows ``offset`` to ``offset + n`` of the listing (SQL offset: what a view shows
-    beyond the first ids of a listing not read whole yet)."""
-    return [r[0] for r in driver_cursor(session, _ordered(session, flt, sort, (File.id,)).offset(offset).limit(n))]
-
-
 def read_page(session: Session, ids: Sequence[int]) -> list[FileRecord]:
     """The FileRecords of ``ids``, in that order (a file deleted since is left out)."""
     found: dict[int, FileRecord] = {}
@@ -174,7 +168,6 @@ class FileListing:
     order: FileOrder
     read: Callable[[Sequence[int]], list[FileRecord]]
     reorder: Callable[[tuple[int, bool]], FileOrder]
-    ids_at: Optional[Callable[[int, int], list[int]]] = None  # (offset, n) → ids, for an order not complete
 
     @property
     def flt(self) -> FileFilter:
@@ -201,10 +194,6 @@ def listing(library: Library, flt: FileFilter, sort: tuple[int, bool] = (0, Fals
         with library.session() as s:
             return file_order(s, flt, new_sort)
 
-    def at(offset: int, n: int) -> list[int]:
-        with library.session() as s:
-            return ids_at(s, flt, sort, offset, n)
-
     with library.session() as s:
         order = file_order(s, flt, sort, cancel, first)
-    return FileListing(order, read, reorder, at)
+    return FileListing(order, read, reorder)

@@ -130,13 +130,15 @@ class FileTableModel(QAbstractTableModel):
 
     def complete(self, listing: FileListing, order: FileOrder) -> None:
         """The whole order of a listing shown with its first ids only (``listing.order.complete``
-        false): the rows stay as they are, later pages are read by id instead of by SQL offset."""
+        false): the rows shown stay as they are, the blank ones past the first ids fill in."""
         if listing is not self.listing or order.sort != self._ids_sort:
             return  # a newer listing or order replaced it
         if len(order.ids) != self.total:  # files came or went meanwhile: show the new order
             self.set_listing(replace(listing, order=order))
             return
         self._ids = order.ids
+        if self.total:
+            self.dataChanged.emit(self.index(0, 0), self.index(self.total - 1, len(COLUMNS) - 1))  # blank rows fill in
 
     def _page(self, page: int) -> list[Optional[FileRecord]]:
         rows = self._pages.get(page)
@@ -144,8 +146,10 @@ class FileTableModel(QAbstractTableModel):
             self._pages.move_to_end(page)
             return rows
         ids = self._ids[page * PAGE:(page + 1) * PAGE]
-        if len(ids) < PAGE and len(self._ids) < self.total and self.listing is not None and self.listing.ids_at:
-            ids = self.listing.ids_at(page * PAGE, PAGE)  # beyond the first ids, before the rest arrive
+        if len(ids) < PAGE and len(self._ids) < self.total:
+            # Past the first ids of a listing whose rest is on its way (about a second at 1M files):
+            # blank until it arrives. An SQL offset here took 0.3 s at row 900,000, on the UI thread.
+            return [None] * PAGE
         found = {r.id: r for r in self.listing.read(ids)} if self.listing is not None and len(ids) else {}
         self.page_reads += 1
         rows = self._pages[page] = [found.get(i) for i in ids]  # None: deleted since the listing
