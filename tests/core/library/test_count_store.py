@@ -10,16 +10,18 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from sqlalchemy import select
 
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library import count_store, overview, tag_edits
-from spar_desktop.core.library.database import Library
+from spar_desktop.core.library.database import Library, make_engine
 from spar_desktop.core.library.models import File, Folder, TagSource
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import add_edge, create_tag, tag_files, tag_infos
 from spar_desktop.core.tagging import review
 from tests.core.library.test_tag_counts import reference_counts
+from tests.support.servers import postgres_server
 
 
 def _write(share: Path, rel: str, year: int = 2021) -> None:
@@ -155,3 +157,32 @@ def test_the_migration_fills_the_counts_of_an_existing_index(tmp_path: Path):
     assert got is not None and got[0] == expected[0] and len(got[0]) > 10
     assert {f: +c for f, c in got[1].items()} == {f: +c for f, c in expected[1].items()}
     lib.close()
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    try:
+        with postgres_server() as url:
+            yield url
+    except RuntimeError as exc:
+        if os.environ.get("CI"):
+            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
+        pytest.skip(str(exc))
+
+
+def test_the_same_on_postgres(pg_url, tmp_path: Path):
+    share = _share(tmp_path / "share")
+    lib = Library(make_engine(pg_url), None)
+    try:
+        Scanner(lib, batch_size=7).scan([str(share)])
+        assert_fresh_and_exact(lib)
+        _write(share, "Projects/Alpha/plan.txt", 2018)
+        (share / "HR" / "f03.txt").unlink()
+        Scanner(lib).scan([str(share)])
+        assert_fresh_and_exact(lib)
+        with lib.session() as s:
+            ids = sorted(s.scalars(select(File.id)))
+        tag_edits.apply_tag(lib, tuple(ids[:9]), None, "Reviewed")
+        assert_fresh_and_exact(lib)
+    finally:
+        lib.close()
