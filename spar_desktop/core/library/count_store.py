@@ -54,6 +54,7 @@ def watch_writes(engine: Engine, sessions: Any) -> None:
     def before_commit(session: Session) -> None:
         if not session.in_transaction():
             return
+        session.flush()  # the hook runs before commit's own flush: pending objects' INSERTs count too
         conn = session.connection()
         if conn.info.pop(TOUCHED, False):
             conn.execute(update(CountState).where(CountState.id == STATE_ID)

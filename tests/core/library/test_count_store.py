@@ -16,7 +16,7 @@ from sqlalchemy import select
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library import count_store, overview, tag_edits
 from spar_desktop.core.library.database import Library, make_engine
-from spar_desktop.core.library.models import File, Folder, TagSource
+from spar_desktop.core.library.models import File, Folder, TagEdge, TagSource
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import add_edge, create_tag, tag_files, tag_infos
 from spar_desktop.core.tagging import review
@@ -133,7 +133,17 @@ def test_a_write_no_one_refreshed_after_is_never_shown_stale(tmp_path: Path):
     # A partial refresh after it counts only the edited tag's ancestors, the diamond included.
     tag_edits.apply_tag(lib, tuple(ids[10:12]), audit)
     assert_fresh_and_exact(lib)
+    with lib.session() as s:  # an edge alone, left pending for the commit's own flush
+        s.add(TagEdge(parent_id=key_of(s, "Legal"), child_id=money))
+    with lib.session() as s:
+        assert count_store.stored(s) is None
+    overview.load_tags(lib)
+    assert_fresh_and_exact(lib)
     lib.close()
+
+
+def key_of(session, key: str) -> int:
+    return next(i for i, t in tag_infos(session).items() if t.key == key)
 
 
 def test_the_migration_fills_the_counts_of_an_existing_index(tmp_path: Path):
