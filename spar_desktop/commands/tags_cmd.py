@@ -75,11 +75,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def show_tree(args: argparse.Namespace) -> int:
+    from spar_desktop.core.library import count_store
     from spar_desktop.core.library.tags import root_tag_ids, tag_infos
 
     library = open_library(args)
     with library.session() as s:
-        infos = tag_infos(s)
+        stored = count_store.stored(s)  # kept by the scan and tag edits; None: counted here
+        infos = tag_infos(s, stored[0] if stored else None)
     if args.source:
         keep = set(args.source)
         infos = {i: t for i, t in infos.items() if t.source in keep}
@@ -174,6 +176,7 @@ def run_assign(args: argparse.Namespace) -> int:
 def run_tag(args: argparse.Namespace) -> int:
     from sqlalchemy import select
 
+    from spar_desktop.core.library import count_store
     from spar_desktop.core.library.models import File, TagSource
     from spar_desktop.core.library.tags import create_tag, resolve_tags, tag_files, untag_files
 
@@ -197,6 +200,7 @@ def run_tag(args: argparse.Namespace) -> int:
                 tags = [create_tag(s, f"user:{args.tag}", args.tag, TagSource.USER)]
             n = sum(tag_files(s, ids, t.id, TagSource.USER) for t in tags)
             print(f"tagged {n} files with {args.tag}")
+        count_store.refresh(s, [t.id for t in tags])  # the tag tree's stored counts (count_store.py)
     return 0
 
 

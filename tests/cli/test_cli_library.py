@@ -101,6 +101,34 @@ def test_taxonomy_and_tagging_commands(tmp_path, capsys):
     assert "Money" in names and "urgent" in names
 
 
+def test_spar_tags_counts_from_the_stored_rows_and_after_tag_and_untag(tmp_path, capsys):
+    """`spar tags` reads the counts the scan stored; `spar tags tag/untag` keeps them exact."""
+    from spar_desktop.core.config import load_settings
+    from spar_desktop.core.library import count_store
+    from spar_desktop.core.library.database import Library
+    from tests.core.library.test_tag_counts import reference_counts
+
+    share, data = tmp_path / "share", tmp_path / "data"
+    for i, folder in enumerate(("Finance/2023", "Finance/2023", "Finance", "HR", "HR/People")):
+        (share / folder).mkdir(parents=True, exist_ok=True)
+        (share / folder / f"f{i}.txt").write_text(f"file {i}", encoding="utf-8")
+    assert spar(capsys, data, "index", str(share), "--quiet")[0] == 0
+    assert spar(capsys, data, "tags", "tag", "urgent", str(share / "HR" / "f3.txt"), str(share / "Finance" / "f2.txt"))[0] == 0
+    assert spar(capsys, data, "tags", "untag", "urgent", str(share / "Finance" / "f2.txt"))[0] == 0
+
+    def flat(nodes: list) -> dict[str, int]:
+        return {k: v for n in nodes for k, v in ({n["key"]: n["files"]} | flat(n.get("children", []))).items()}
+
+    code, out, _ = spar(capsys, data, "tags", "--json")
+    shown = flat(json.loads(out))
+    assert shown["Finance"] == 3 and shown["Finance/2023"] == 2 and shown["HR"] == 2 and shown["user:urgent"] == 1
+    lib = Library.open(load_settings(data))
+    with lib.session() as s:
+        stored = count_store.stored(s)
+        assert stored is not None and stored[0] == reference_counts(s)
+    lib.close()
+
+
 ENGINE = ("torch", "transformers", "sentence_transformers", "onnxruntime", "tokenizers", "chromadb")
 
 

@@ -75,8 +75,8 @@ def stored(session: Session) -> Optional[Counts]:
     """(tag id → files, root folder id → Counter(top folder name → files; '' = all)), or None when
     the rows are behind the index (then ``recount``)."""
     state = _state(session)
-    if state is None or state[0] != state[1]:
-        return None
+    if state is None or state[0] != state[1] or session.connection().info.get(TOUCHED):
+        return None  # behind, or this very transaction wrote what they do not count yet
     tags = dict(driver_rows(session, select(TagFileCount.tag_id, TagFileCount.files)))
     roots: dict[int, Counter] = defaultdict(Counter)
     for folder_id, top, n in driver_rows(session, select(RootTopCount.folder_id, RootTopCount.top, RootTopCount.files)):

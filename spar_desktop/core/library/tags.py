@@ -11,7 +11,7 @@ import calendar
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Optional
+from typing import Iterable, Mapping, Optional
 
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
@@ -229,8 +229,9 @@ def create_tag(session: Session, key: str, value: str, source: str, description:
     return tag
 
 
-def tag_infos(session: Session) -> dict[int, TagInfo]:
-    """Every tag with its parents, children and the number of files under it (DAG-expanded)."""
+def tag_infos(session: Session, counts: Optional[Mapping[int, int]] = None) -> dict[int, TagInfo]:
+    """Every tag with its parents, children and the number of files under it (DAG-expanded;
+    ``counts``: those numbers already known, e.g. count_store's rows)."""
     parents: dict[int, list[int]] = defaultdict(list)
     children: dict[int, list[int]] = defaultdict(list)
     for p, c in driver_rows(session, select(TagEdge.parent_id, TagEdge.child_id)):  # 100k+ at a 1M-file share
@@ -238,7 +239,8 @@ def tag_infos(session: Session) -> dict[int, TagInfo]:
         children[p].append(c)
     tags = driver_rows(session, select(Tag.id, Tag.key, Tag.value, Tag.source, Tag.description))
     # Confirmed assignments only: a suggestion nobody accepted yet is not the file's tag.
-    counts = file_counts(session, [t[0] for t in tags], children)
+    if counts is None:
+        counts = file_counts(session, [t[0] for t in tags], children)
     return {
         i: TagInfo(i, key, value, source, description, tuple(parents.get(i, ())),
                    tuple(sorted(children.get(i, ()))), counts.get(i, 0))

@@ -133,6 +133,11 @@ def test_a_write_no_one_refreshed_after_is_never_shown_stale(tmp_path: Path):
     # A partial refresh after it counts only the edited tag's ancestors, the diamond included.
     tag_edits.apply_tag(lib, tuple(ids[10:12]), audit)
     assert_fresh_and_exact(lib)
+    with lib.session() as s:  # inside the writing transaction the rows do not count its own writes
+        tag_files(s, ids[12:14], audit, TagSource.TAXONOMY)
+        assert count_store.stored(s) is None
+    overview.load_tags(lib)  # a plain session wrote: the next load counts and stores
+    assert_fresh_and_exact(lib)
     with lib.session() as s:  # an edge alone, left pending for the commit's own flush
         s.add(TagEdge(parent_id=key_of(s, "Legal"), child_id=money))
     with lib.session() as s:
