@@ -4,7 +4,8 @@ without loading SQLAlchemy or Alembic.
 
 Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id);
 0003 = tag suggestions (file_summaries, tag_rejections); 0004 = tag vocabulary index state
-(tag_vocabulary, tag_words). A change to any table needs a new revision (a test
+(tag_vocabulary, tag_words); 0005 = chunking per workspace; 0006 = the listing indexes; 0007 = the
+document date index on PostgreSQL. A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 # The newest revision this code knows; checked against versions/ by the tests. Opening a database
 # already at this revision costs one SELECT and never loads Alembic.
-HEAD_REVISION = "0006"
+HEAD_REVISION = "0007"
 
 
 class IndexTooNewError(RuntimeError):
