@@ -32,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from scale import PROMPTS, slow_plans, summary_line, timed  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+SPAR = [sys.executable, "-c", "import sys; from spar_desktop.cli import main; sys.exit(main())"]
 
 
 def server_cpu(pg_dir: Path) -> float:
@@ -72,14 +73,18 @@ def parse_run(text: str) -> dict:
     return {"label": label, "source": source, "database": database, "data": data}
 
 
+def run_env(run: dict, server_url: str, work: Path) -> dict:
+    return dict(os.environ, HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", SPAR_DATA_DIR=str(work / run["data"]),
+                SPAR_DATABASE_URL=server_url.rsplit("/", 1)[0] + "/" + run["database"],
+                PYTHONPATH=str(Path(run["source"]).resolve()))
+
+
 def one_round(runs: list[dict], args, server_url: str, rnd: int) -> None:
     work, pg_dir = Path(args.work), Path(args.pg_dir)
     order = runs if rnd % 2 == 0 else runs[::-1]
     for run in order:
-        env = dict(os.environ, HF_HUB_OFFLINE="1", ANONYMIZED_TELEMETRY="False", SPAR_DATA_DIR=str(work / run["data"]),
-                   SPAR_DATABASE_URL=server_url.rsplit("/", 1)[0] + "/" + run["database"],
-                   PYTHONPATH=str(Path(run["source"]).resolve()))
-        spar = [sys.executable, "-c", "import sys; from spar_desktop.cli import main; sys.exit(main())"]
+        env = run_env(run, server_url, work)
+        spar = SPAR
         steps = {}
         for i, prompt in enumerate(PROMPTS):
             s = step([*spar, "ws", "create", f"r{rnd}-{i + 1}", "--prompt", prompt], env, work, pg_dir)
@@ -122,9 +127,12 @@ def main() -> None:
     result = {"benchmark": "scale_pg_requests", "files": args.files, "pg_dir": args.pg_dir,
               "load_average_1min_before": round(os.getloadavg()[0], 2)}
     with postgres_server(options, log, keep=Path(args.pg_dir)) as server:
-        if args.copy_from:
-            for run in runs:
+        for run in runs:
+            if args.copy_from:
                 prepare(run, args.copy_from, server, Path(args.work))
+            # Not measured: a first open migrates a copy to the source's revision.
+            run["first_open"] = step([*SPAR, "ws", "list"], run_env(run, server, Path(args.work)), Path(args.work),
+                                     Path(args.pg_dir))
         for rnd in range(args.rounds):
             one_round(runs, args, server, rnd)
     text = log.read_text(errors="replace")

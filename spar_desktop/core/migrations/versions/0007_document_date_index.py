@@ -23,6 +23,9 @@ depends_on = None
 def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.create_index("ix_files_doc_date", "files", [sa.text("coalesce(created_at, modified_at)")], unique=False)
+        # The expression's statistics come from ANALYZE, not from building the index; an index
+        # nothing changes afterwards would otherwise wait for its next scan (a sample: ~1 s at 1M).
+        op.execute("ANALYZE files")
 
 
 def downgrade() -> None:
