@@ -5,7 +5,7 @@ without loading SQLAlchemy or Alembic.
 Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id);
 0003 = tag suggestions (file_summaries, tag_rejections); 0004 = tag vocabulary index state
 (tag_vocabulary, tag_words); 0005 = chunking per workspace; 0006 = the listing indexes; 0007 = the
-document date index on PostgreSQL. A change to any table needs a new revision (a test
+document date and code point path indexes on PostgreSQL. A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 
