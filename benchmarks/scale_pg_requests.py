@@ -87,11 +87,14 @@ def one_round(runs: list[dict], args, server_url: str, rnd: int) -> None:
         spar = SPAR
         steps = {}
         for i, prompt in enumerate(PROMPTS):
-            s = step([*spar, "ws", "create", f"r{rnd}-{i + 1}", "--prompt", prompt], env, work, pg_dir)
+            s = step([*spar, "ws", "create", f"{args.tag}r{rnd}-{i + 1}", "--prompt", prompt], env, work, pg_dir)
             s.update(prompt=prompt, summary_line=summary_line(s))
             steps[f"request_{i + 1}"] = s
-        steps["explain"] = step([*spar, "ws", "explain", f"r{rnd}-1"], env, work, pg_dir)
+        steps["explain"] = step([*spar, "ws", "explain", f"{args.tag}r{rnd}-1"], env, work, pg_dir)
         steps["files_tag"] = step([*spar, "files", "--tag", "Engineering/Asset-Management", "--json"], env, work, pg_dir)
+        failed = [k for k, v in steps.items() if v["exit_code"] != 0]
+        if failed:
+            raise SystemExit(f"{run['label']}: {failed} failed: {steps[failed[0]]['stderr_tail']}")
         run.setdefault("rounds", []).append({"round": rnd, "load_average_1min": round(os.getloadavg()[0], 2), **steps})
         print(f"round {rnd} {run['label']}: " + ", ".join(
             f"{k} {v['wall_s']}/{v['cpu_s']}+{v['server_cpu_s']}" for k, v in steps.items()), file=sys.stderr)
@@ -116,6 +119,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--explain-ms", type=int, default=100)
     ap.add_argument("--json")
+    ap.add_argument("--tag", default=time.strftime("%H%M%S-"), help="workspace name prefix (names must be new)")
     args = ap.parse_args()
     runs = [parse_run(r) for r in args.run]
     for run in runs:  # byte-compiled as an install is (see scale.py)
