@@ -17,9 +17,10 @@ spar_desktop resources | tar -x -C DIR`) with the same Python, for before/after 
 `--postgres` runs every step against a PostgreSQL server started for the run (the team set-up,
 tests/support/servers.py: Debian's server binaries, loopback only, a fresh database), with
 auto_explain logging the plan of every statement slower than --explain-ms; the slowest plans go
-into the JSON.
+into the JSON. `--pg-dir DIR` keeps that cluster in DIR (database spar_LABEL) so that
+`scale_pg_requests.py` can re-run the later requests on it.
 
-Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--postgres] [--json OUT]
+Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--postgres [--pg-dir DIR]] [--json OUT]
 """
 
 from __future__ import annotations
