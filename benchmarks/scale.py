@@ -17,9 +17,10 @@ spar_desktop resources | tar -x -C DIR`) with the same Python, for before/after 
 `--postgres` runs every step against a PostgreSQL server started for the run (the team set-up,
 tests/support/servers.py: Debian's server binaries, loopback only, a fresh database), with
 auto_explain logging the plan of every statement slower than --explain-ms; the slowest plans go
-into the JSON.
+into the JSON. `--pg-dir DIR` keeps that cluster in DIR (database spar_LABEL) so that
+`scale_pg_requests.py` can re-run the later requests on it.
 
-Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--postgres] [--json OUT]
+Usage: python benchmarks/scale.py --files 100000 [--label after] [--source DIR] [--postgres [--pg-dir DIR]] [--json OUT]
 """
 
 from __future__ import annotations
@@ -175,14 +176,29 @@ def run_on_postgres(args) -> dict:
     # log_min_duration_statement also logs utility statements: the scan's closing VACUUM/ANALYZE.
     options = ("-c shared_preload_libraries=auto_explain -c auto_explain.log_analyze=on "
                f"-c auto_explain.log_min_duration={args.explain_ms}ms -c log_min_duration_statement={args.explain_ms}ms")
-    with postgres_server(options, log) as server:
-        args.database_url = fresh_database(server)
+    keep = Path(args.pg_dir) if args.pg_dir else None
+    with postgres_server(options, log, keep=keep) as server:
+        args.database_url = fresh_database(server) if keep is None else named_database(server, f"spar_{args.label}")
         result = run(args)
+    if keep is not None:
+        result["postgres_cluster"] = str(keep)
     text = log.read_text(errors="replace") if log.exists() else ""
     result["statistics_after_scan"] = [{"ms": float(ms), "statement": st} for ms, st in re.findall(
         r"duration: ([\d.]+) ms\s+statement: ((?:VACUUM|ANALYZE)[^\n]*)", text)]
     result["slow_statement_plans"] = slow_plans(text)
     return result
+
+
+def named_database(server_url: str, name: str) -> str:
+    """A database of that name on the server, new (an existing one is dropped: every run scans afresh)."""
+    import psycopg
+    from sqlalchemy.engine import make_url
+
+    url = make_url(server_url)
+    with psycopg.connect(host=url.host, port=url.port, user=url.username, dbname="postgres", autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return url.set(database=name).render_as_string(hide_password=False)
 
 
 def slow_plans(log_text: str, keep: int = 8) -> list[dict]:
@@ -207,6 +223,7 @@ def main() -> None:
     ap.add_argument("--json", help="also write the result to this file")
     ap.add_argument("--postgres", action="store_true", help="on a PostgreSQL server started for the run")
     ap.add_argument("--explain-ms", type=int, default=300, help="with --postgres: log plans of statements this slow")
+    ap.add_argument("--pg-dir", help="with --postgres: keep the cluster in this folder (database spar_LABEL)")
     args = ap.parse_args()
     if args.work and Path(args.work).resolve().is_relative_to(Path(__file__).resolve().parents[1]):
         ap.error("--work must be outside the repository")

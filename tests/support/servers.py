@@ -30,10 +30,11 @@ def _pg_bin(name: str) -> Optional[str]:
 
 
 @contextmanager
-def postgres_server(options: str = "", log: Optional[Path] = None) -> Iterator[str]:
+def postgres_server(options: str = "", log: Optional[Path] = None, keep: Optional[Path] = None) -> Iterator[str]:
     """Start PostgreSQL on 127.0.0.1 in a temp dir; yield an SQLAlchemy URL; stop it after.
     ``options``: more server settings ("-c name=value ..."); ``log``: keep the server log there
-    (benchmarks read the plans auto_explain writes to it).
+    (benchmarks read the plans auto_explain writes to it); ``keep``: the cluster lives in that
+    folder instead, is reused when it exists and is kept after (benchmarks re-run requests on it).
 
     Raises RuntimeError with the reason when no server can be started (tests then skip)."""
     initdb, pg_ctl = _pg_bin("initdb"), _pg_bin("pg_ctl")
@@ -43,8 +44,11 @@ def postgres_server(options: str = "", log: Optional[Path] = None) -> Iterator[s
         import psycopg  # noqa: F401
     except ImportError as exc:
         raise RuntimeError("psycopg not installed") from exc
-    base = Path(tempfile.mkdtemp(prefix="spar-pg-"))
+    base = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="spar-pg-"))
+    base.mkdir(parents=True, exist_ok=True)
     data = base / "data"
+    reuse = (data / "PG_VERSION").exists()
+    (base / "log").unlink(missing_ok=True)  # a kept cluster's log holds this run's statements only
     prefix: list[str] = []
     if os.geteuid() == 0:  # postgres refuses to run as root
         prefix = ["runuser", "-u", "postgres", "--"]
@@ -52,8 +56,8 @@ def postgres_server(options: str = "", log: Optional[Path] = None) -> Iterator[s
     os.chmod(base, 0o755)
     port = free_port()
     run = lambda *cmd: subprocess.run(prefix + list(cmd), capture_output=True, text=True, timeout=120)  # noqa: E731
-    r = run(initdb, "-D", str(data), "-A", "trust", "-U", "spar", "--no-sync")
-    if r.returncode != 0:
+    r = run(initdb, "-D", str(data), "-A", "trust", "-U", "spar", "--no-sync") if not reuse else None
+    if r is not None and r.returncode != 0:
         raise RuntimeError(f"initdb failed: {r.stderr.strip()[:300]}")
     r = run(pg_ctl, "-D", str(data), "-w", "-l", str(base / "log"), "-o",
             f"-p {port} -k {base} -c listen_addresses=127.0.0.1 -c fsync=off {options}", "start")
@@ -63,13 +67,15 @@ def postgres_server(options: str = "", log: Optional[Path] = None) -> Iterator[s
         import psycopg
 
         with psycopg.connect(f"host=127.0.0.1 port={port} user=spar dbname=postgres", autocommit=True) as conn:
-            conn.execute("CREATE DATABASE spar")
+            if not reuse:
+                conn.execute("CREATE DATABASE spar")
         yield f"postgresql+psycopg://spar@127.0.0.1:{port}/spar"
     finally:
-        run(pg_ctl, "-D", str(data), "-m", "immediate", "stop")
+        run(pg_ctl, "-D", str(data), "-m", "fast" if keep else "immediate", "stop")
         if log is not None and (base / "log").exists():
             shutil.copyfile(base / "log", log)
-        shutil.rmtree(base, ignore_errors=True)
+        if not keep:
+            shutil.rmtree(base, ignore_errors=True)
 
 
 def fresh_database(server_url: str) -> str:

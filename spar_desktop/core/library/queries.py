@@ -45,6 +45,9 @@ class FileFilter:
     include_unconfirmed: bool = False
 
 
+_WHOLE_INDEX = FileFilter()
+
+
 @dataclass(frozen=True, slots=True)
 class FileRecord:
     """One file as a list shows it: plain columns only, immutable (safe to hand across threads).
@@ -188,6 +191,12 @@ def find_files(session: Session, flt: FileFilter, limit: Optional[int] = None, w
 
 
 def count_files(session: Session, flt: FileFilter) -> int:
+    if flt == _WHOLE_INDEX:
+        # Every file not gone: a request asks this three times (budget, pool, funnel). All rows
+        # less the few missing ones is SQLite's row count plus an index range, where counting
+        # the status index's entries took 0.1 s at 1M files.
+        return (session.scalar(select(func.count()).select_from(File)) or 0) - \
+            (session.scalar(select(func.count()).select_from(File).where(File.status == FileStatus.MISSING)) or 0)
     if flt.path_glob:
         return len(list_files(session, flt))
     sub = build_query(session, flt).order_by(None).with_only_columns(File.id).subquery()

@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, Index, inspect, text
 from sqlalchemy.exc import DBAPIError
 
 from spar_desktop.core.file_lock import try_lock, unlock
-from spar_desktop.core.library.models import File, FileTag
+from spar_desktop.core.library.models import File, FileTag, index_applies
 
 log = logging.getLogger(__name__)
 
@@ -34,10 +34,10 @@ _KEPT = frozenset({"ix_files_parent_id"})
 BULK_MAX_EXISTING = 50_000
 
 
-def query_indexes() -> list[Index]:
-    """The droppable indexes of files and file_tags, in a stable order."""
+def query_indexes(dialect: str) -> list[Index]:
+    """The droppable indexes of files and file_tags on that dialect, in a stable order."""
     found = [ix for table in (File.__table__, FileTag.__table__) for ix in table.indexes
-             if not ix.unique and ix.name not in _KEPT]
+             if not ix.unique and ix.name not in _KEPT and index_applies(ix, dialect)]
     return sorted(found, key=lambda ix: str(ix.name))
 
 
@@ -59,14 +59,14 @@ def present_index_names(conn: Connection) -> set[str]:
 def missing_query_indexes(engine: Engine) -> list[str]:
     with engine.connect() as conn:
         present = present_index_names(conn)
-    return [str(ix.name) for ix in query_indexes() if ix.name not in present]
+    return [str(ix.name) for ix in query_indexes(engine.dialect.name) if ix.name not in present]
 
 
 def drop_query_indexes(engine: Engine) -> None:
     """Drop them in one short transaction (PostgreSQL locks the table for it)."""
     with engine.begin() as conn:
         present = present_index_names(conn)
-        for ix in query_indexes():
+        for ix in query_indexes(engine.dialect.name):
             if ix.name in present:
                 ix.drop(conn)
 
@@ -76,7 +76,7 @@ def ensure_query_indexes(engine: Engine) -> list[str]:
     Idempotent and cheap when nothing is missing (one query)."""
     created = []
     for name in missing_query_indexes(engine):
-        ix = next(i for i in query_indexes() if i.name == name)
+        ix = next(i for i in query_indexes(engine.dialect.name) if i.name == name)
         with engine.begin() as conn:
             if name not in present_index_names(conn):  # another process may have just built it
                 with _sort_memory(conn):

@@ -119,38 +119,25 @@ def ancestor_ids(session: Session, tag_ids: Iterable[int]) -> set[int]:
 
 
 def under_another(session: Session, tag_ids: Iterable[int]) -> set[int]:
-    """Those of ``tag_ids`` with a proper ancestor that is also in ``tag_ids``. The parents are read
-    a level at a time for the whole frontier (a keyword matching 16,687 same-named folders at 1M
-    files: ~6 levels, a statement per 5,000 tags), then each tag's way up is walked once in memory."""
+    """Those of ``tag_ids`` with a proper ancestor that is also in ``tag_ids``: those reached by one
+    edge or more from a tag of ``tag_ids``. Only tags with children can reach any, so the walk
+    starts from those alone: a keyword matching 16,687 same-named leaf folders at 1M files costs
+    one read of which of them are parents, where walking every match's way up read ~100k edges."""
     ids = set(tag_ids)
-    parents: dict[int, list[int]] = defaultdict(list)
-    seen, frontier = set(ids), sorted(ids)
-    while frontier:
-        step: set[int] = set()
-        for i in range(0, len(frontier), 5_000):
-            for child, parent in driver_rows(session, select(TagEdge.child_id, TagEdge.parent_id)
-                                             .where(ids_in(TagEdge.child_id, frontier[i:i + 5_000]))):
-                parents[child].append(parent)
-                step.add(parent)
-        frontier = sorted(step - seen)
-        seen |= step
-    reaches: dict[int, bool] = {}  # tag → a tag of ``ids`` is among its ancestors (itself included)
-
-    def reaches_ids(tag: int) -> bool:
-        stack, entered = [(tag, False)], set()
-        while stack:  # iterative post-order: a deep folder tree must not hit Python's recursion limit
-            t, parents_done = stack.pop()
-            if t in reaches:
-                continue
-            if parents_done:
-                reaches[t] = t in ids or any(reaches.get(p, False) for p in parents.get(t, ()))
-            elif t not in entered:  # entered but unsettled again: a cycle, which add_edge refuses
-                entered.add(t)
-                stack.append((t, True))
-                stack.extend((p, False) for p in parents.get(t, ()) if p not in reaches)
-        return reaches[tag]
-
-    return {t for t in ids if any(reaches_ids(p) for p in parents.get(t, ()))}
+    parents: list[int] = []
+    ordered = sorted(ids)
+    for i in range(0, len(ordered), 5_000):
+        parents.extend(session.scalars(select(TagEdge.parent_id).distinct()
+                                       .where(ids_in(TagEdge.parent_id, ordered[i:i + 5_000]))))
+    if not parents:
+        return set()
+    reached: set[int] = set()
+    for i in range(0, len(parents), 5_000):
+        start = select(TagEdge.child_id.label("id")).where(ids_in(TagEdge.parent_id, parents[i:i + 5_000]))
+        down = start.cte("down", recursive=True)
+        down = down.union(select(TagEdge.child_id).join(down, TagEdge.parent_id == down.c.id))
+        reached.update(session.scalars(select(down.c.id)))
+    return ids & reached
 
 
 def add_edge(session: Session, parent_id: int, child_id: int) -> bool:

@@ -4,8 +4,9 @@ without loading SQLAlchemy or Alembic.
 
 Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_id);
 0003 = tag suggestions (file_summaries, tag_rejections); 0004 = tag vocabulary index state
-(tag_vocabulary, tag_words); 0005 workspace chunking; 0006 listing indexes;
-0007 = the tag tree's counts kept in the index (count_store.py). A change to any table needs a new revision (a test
+(tag_vocabulary, tag_words); 0005 = chunking per workspace; 0006 = the listing indexes; 0007 = the
+document date and code point path indexes on PostgreSQL; 0008 = the tag tree's counts kept in the index
+(count_store.py). A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 # The newest revision this code knows; checked against versions/ by the tests. Opening a database
 # already at this revision costs one SELECT and never loads Alembic.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0008"
 
 
 class IndexTooNewError(RuntimeError):

@@ -115,7 +115,7 @@ def test_bulk_path_really_drops_the_indexes_and_a_reader_meanwhile_gets_right_an
         Scanner(lib, batch_size=8).scan_one(str(share), progress=progress)
         assert seen, "the first scan of an empty index should have dropped the query indexes"
         missing, committed, txt_rows, txt_found, total = seen[0]
-        assert sorted(missing) == sorted(str(ix.name) for ix in query_indexes())
+        assert sorted(missing) == sorted(str(ix.name) for ix in query_indexes("sqlite"))
         assert committed >= 8 and txt_found == txt_rows and total >= committed
         assert missing_query_indexes(lib.engine) == []
     finally:
@@ -148,7 +148,7 @@ def test_a_scan_killed_before_rebuilding_leaves_an_index_the_next_open_repairs(t
     from spar_desktop.core.library.database import make_engine
     engine = make_engine(settings.resolved_database_url)
     try:
-        assert sorted(missing_query_indexes(engine)) == sorted(str(ix.name) for ix in query_indexes())
+        assert sorted(missing_query_indexes(engine)) == sorted(str(ix.name) for ix in query_indexes("sqlite"))
     finally:
         engine.dispose()
     reopened = Library.open(settings)

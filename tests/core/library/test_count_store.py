@@ -159,14 +159,14 @@ def test_the_migration_fills_the_counts_of_an_existing_index(tmp_path: Path):
     with lib.session() as s:
         expected = reference_counts(s), reference_roots(s)
     lib.close()
-    # The index as revision 0006 left it: no count tables.
+    # The index as revision 0007 left it: no count tables.
     db = sqlite3.connect(data / "library.sqlite3")
     db.executescript("DROP TABLE tag_file_counts; DROP TABLE root_top_counts; DROP TABLE count_state;"
-                     "UPDATE alembic_version SET version_num = '0006';")
+                     "UPDATE alembic_version SET version_num = '0007';")
     db.commit()
     db.close()
     lib = Library.open(load_settings(data))
-    assert lib.upgrade is not None and lib.upgrade.from_revision == "0006"
+    assert lib.upgrade is not None and lib.upgrade.from_revision == "0007"
     with lib.session() as s:
         got = count_store.stored(s)
     assert got is not None and got[0] == expected[0] and len(got[0]) > 10

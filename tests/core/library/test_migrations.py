@@ -106,9 +106,14 @@ def model_drift(engine) -> list:
     from alembic.migration import MigrationContext
 
     import spar_desktop.core.schema  # noqa: F401
+    from spar_desktop.core.library.models import index_applies
 
+    def on_this_dialect(obj, name, type_, reflected, compare_to) -> bool:  # PostgreSQL-only indexes
+        return reflected or type_ != "index" or index_applies(obj, engine.dialect.name)
+
+    opts = {"compare_type": True, "include_object": on_this_dialect}
     with engine.connect() as conn:
-        return compare_metadata(MigrationContext.configure(conn, opts={"compare_type": True}), Base.metadata)
+        return compare_metadata(MigrationContext.configure(conn, opts=opts), Base.metadata)
 
 
 def create_010_schema(url: str, tmp_path: Path) -> None:

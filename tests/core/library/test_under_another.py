@@ -29,3 +29,20 @@ def test_matched_tags_under_another_matched_tag_are_the_ones_with_a_matched_ance
         assert under_another(s, matched) == expected == {t["reports-2019"], t["shared"], chain[-1]}
         assert under_another(s, {t["old-reports"], t["lone"]}) == set()
         assert under_another(s, set()) == set()
+
+
+def test_ids_written_into_the_sql_select_exactly_those_rows_past_the_variable_limit(tmp_path: Path):
+    """``ids_in`` writes tens of thousands of ids into one statement (a keyword's every same-named
+    folder at 1M files); none is an empty ``IN ()``."""
+    from sqlalchemy import select
+
+    from spar_desktop.core.library.models import Tag
+    from spar_desktop.core.library.raw_rows import ids_in
+
+    lib = Library.open(Settings(data_dir=tmp_path / "data"))
+    with lib.session() as s:
+        made = [create_tag(s, f"t{i}", f"t{i}", TagSource.USER).id for i in range(5)]
+        wanted = [made[1], made[3], *range(10_000_000, 10_040_000)]  # 40,002 ids, two of them tags
+        assert sorted(s.scalars(select(Tag.id).where(ids_in(Tag.id, wanted)))) == [made[1], made[3]]
+        assert list(s.scalars(select(Tag.id).where(ids_in(Tag.id, [])))) == []
+        assert sorted(s.scalars(select(Tag.id).where(~ids_in(Tag.id, made[:4])))) == [made[4]]

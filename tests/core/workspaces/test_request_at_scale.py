@@ -14,11 +14,11 @@ from datetime import date, datetime
 
 import numpy as np
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
-from spar_desktop.core.library.models import File, FileSummary, Tag, TagSource
+from spar_desktop.core.library.models import File, FileStatus, FileSummary, FileTag, Tag, TagSource
 from spar_desktop.core.library.queries import FileFilter
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import add_edge, create_tag, tag_files
@@ -152,6 +152,32 @@ def test_both_ways_of_reading_a_groups_scores_give_the_same_rows(lib, hard_name,
             np.testing.assert_array_equal(one[np.argsort(one[:, 0])], two)
         gone = {10**9: 1.0}  # a tag deleted since the request matched it
         assert len(group_scores_mod._grouped_rows(s, 0, gone, hard)) == len(group_scores_mod._linked_rows(s, 0, gone, hard)) == 0
+
+
+@pytest.mark.parametrize("suggested", [False, True])
+def test_a_missing_file_is_no_candidate_unless_asked_for(lib, suggested):
+    """A request without a filter of its own leaves out files gone from disk: PostgreSQL does
+    it with an anti-join on the missing files instead of joining every file, SQLite in its one
+    statement; both give the reference's ranking, and with ``include_missing`` the file is back."""
+    groups = groups_of(lib)
+    with lib.session() as s:
+        gone = s.scalar(select(FileTag.file_id).where(FileTag.tag_id.in_(list(groups[0]))).order_by(FileTag.file_id))
+        s.execute(update(File).where(File.id == gone).values(status=FileStatus.MISSING))
+    try:
+        for include_missing in (False, True):
+            hard = FileFilter(include_unconfirmed=suggested, include_missing=include_missing)
+            with lib.session() as s:
+                for gi, group in enumerate(groups):
+                    one = group_scores_mod._grouped_rows(s, gi, group, hard)
+                    two = group_scores_mod._linked_rows(s, gi, group, hard)
+                    np.testing.assert_array_equal(one[np.argsort(one[:, 0])], two)
+                    assert len(two) > 0
+                assert (gone in group_scores_mod._linked_rows(s, 0, groups[0], hard)[:, 0]) == include_missing
+            for budget in (5, 10_000):
+                assert ranking.rank(lib, hard, groups, budget) == reference_rank(lib, hard, groups, budget, None, "")
+    finally:
+        with lib.session() as s:
+            s.execute(update(File).where(File.id == gone).values(status=FileStatus.OK))
 
 
 def test_funnel_counts_are_those_of_the_python_path(lib, monkeypatch):

@@ -2,8 +2,8 @@
 tag (tag_file_counts), a root's files per top-level folder (root_top_counts) and the generation they
 hold for (count_state); filled here for an existing index (core/library/count_store.py).
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-28
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 from alembic import op
 from sqlalchemy.orm import Session
 
-revision = "0007"
-down_revision = "0006"
+revision = "0008"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

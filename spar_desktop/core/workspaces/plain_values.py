@@ -1,0 +1,25 @@
+"""Dataclass values as plain dicts and tuples, for JSON (a saved workspace filter)."""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
+def plain(value: Any) -> Any:
+    """``asdict`` without its deep copies (a keyword matching 9,000 same-named folders of a
+    605k-file share cost 0.2 s of a request): a filter holds only immutable values. Field names
+    are looked up once per class: ``is_dataclass`` and ``fields`` per value cost 0.25 s for the
+    16,687 'minutes' folders of a 1M-file share."""
+    kind = type(value)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES.setdefault(kind, tuple(f.name for f in fields(value))
+                                        if is_dataclass(value) and not isinstance(value, type) else ())
+    if names:
+        return {name: plain(getattr(value, name)) for name in names}
+    if isinstance(value, tuple):
+        return tuple(plain(v) for v in value)
+    return value
