@@ -43,12 +43,6 @@ class TagText:
     source: str
     texts: dict[str, str]
 
-    @property
-    def fingerprint(self) -> str:
-        """The tag's state and where its vector is: the key of its full text (which holds its
-        label, so the label row follows from it)."""
-        return text_key(self.texts[str(self.tag_id)])
-
 
 def _chunks(ids: Sequence[int], size: int = _IN_CHUNK) -> Iterable[list[int]]:
     ids = list(ids)
@@ -220,11 +214,13 @@ def embed_pending(library: Library, store: Any, encoder: Callable[[], Any], mode
         batch = todo[start:start + EMBED_BATCH]
         with library.session() as s:
             texts = tag_texts(s, batch, text_of, label_of)
-        new = [t for t in dict.fromkeys(x for tt in texts.values() for x in tt.texts.values())
-               if not store.has(text_key(t))]
+        keys = {x: text_key(x) for tt in texts.values() for x in tt.texts.values()}  # each distinct text hashed once
+        new = [t for t, key in keys.items() if not store.has(key)]
         if new:
             store.add(new, encoder().encode(new, cancel=cancel))
-        rows = [{"tid": t.tag_id, "fp": t.fingerprint, "n": len(t.texts)} for t in texts.values()]
+        # fp, the tag's state and where its vector is: the key of its full text (which holds its
+        # label, so the label row follows from it).
+        rows = [{"tid": t.tag_id, "fp": keys[t.texts[str(t.tag_id)]], "n": len(t.texts)} for t in texts.values()]
         if rows:
             with library.session() as s:
                 execute_rows(s.connection(), update(Entry.__table__).where(Entry.__table__.c.tag_id == bindparam("tid"))
