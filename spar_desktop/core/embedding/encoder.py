@@ -20,6 +20,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.embedding import graph_prebuild
 from spar_desktop.core.embedding.cpu_class import cpu_class
 from spar_desktop.core.embedding.onnx_encoder import PROBE, OnnxBackend, OnnxUnavailable, graph_cache_dir
 from spar_desktop.core.embedding.safetensors_io import tensor_dtypes
@@ -162,10 +163,12 @@ class Encoder:
         self._backend: Any = None
         # int8 that cannot be built or loaded falls back to fp32 ONNX (the model id follows what
         # runs), and fp32 to sentence-transformers.
-        for variant in (("int8", "fp32") if wanted == "onnx-int8" else ("fp32",) if wanted == "onnx" else ()):
+        for variant in _variants(wanted):
+            graph_dir = graph_cache_dir(Path(cache_dir) if cache_dir else None)
+            graph_prebuild.wait(graph_dir, variant)  # a build started earlier (prepare_graph) ends first
             try:
-                self._backend = OnnxBackend(Path(self._path), graph_cache_dir(Path(cache_dir) if cache_dir else None),
-                                            device=self.device, variant=variant, threads=threads)
+                self._backend = OnnxBackend(Path(self._path), graph_dir, device=self.device, variant=variant,
+                                            threads=threads)
                 break
             except (OnnxUnavailable, OSError) as exc:
                 self.fallback_reason = str(exc)
@@ -286,6 +289,22 @@ class Encoder:
         if self._st_model is None:
             self._st_model = _TorchBackend(self._path, self.device).model
         return self._st_model
+
+
+def _variants(runtime: str) -> tuple[str, ...]:
+    """The ONNX graphs a runtime tries, in order (int8 falls back to fp32)."""
+    return ("int8", "fp32") if runtime == "onnx-int8" else ("fp32",) if runtime == "onnx" else ()
+
+
+def prepare_graph(*, runtime: Optional[str] = None, cache_dir: Optional[str | Path] = None) -> bool:
+    """Start building the graph ``get_encoder(runtime=..., cache_dir=...)`` will open, in a second
+    process, when it is not built yet and this process has other work before it needs the encoder
+    (graph_prebuild.py). True when a build is under way; the encoder waits for it."""
+    variants = _variants(runtime or DEFAULT_RUNTIME)
+    if not variants:
+        return False
+    return graph_prebuild.start(Path(bundled_model()[0]), graph_cache_dir(Path(cache_dir) if cache_dir else None),
+                                variants[0])
 
 
 _CACHE: dict[tuple[str, str], Encoder] = {}

@@ -115,19 +115,33 @@ def _quiet_quantizer(record: logging.LogRecord) -> bool:
     return "onnxruntime/quantization" not in record.pathname.replace(os.sep, "/")
 
 
-def ensure_graph(model_dir: Path, cache_dir: Path, variant: str = "fp32") -> tuple[Path, dict[str, Any]]:
-    """Path of the cached graph for ``variant`` (building it if needed) and its metadata."""
+def _graph_paths(model_dir: Path, cache_dir: Path, variant: str) -> tuple[Path, Path]:
     if variant not in VARIANTS:
         raise ValueError(f"unknown graph variant {variant!r}")
     cache_dir.mkdir(parents=True, exist_ok=True)
     key = f"{weights_digest(model_dir / 'model.safetensors', cache_dir)[:20]}-b{BUILDER_VERSION}"
-    graph, meta_path = cache_dir / f"minilm-{key}-{variant}.onnx", cache_dir / f"minilm-{key}-{variant}.json"
+    return cache_dir / f"minilm-{key}-{variant}.onnx", cache_dir / f"minilm-{key}-{variant}.json"
+
+
+def _built(graph: Path, meta_path: Path) -> Optional[dict[str, Any]]:
+    """The metadata of a complete cached graph, else None."""
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if graph.is_file() and graph.stat().st_size == meta["bytes"]:
-            return graph, meta
+        return meta if graph.is_file() and graph.stat().st_size == meta["bytes"] else None
     except (OSError, ValueError, KeyError):
-        pass
+        return None
+
+
+def graph_is_built(model_dir: Path, cache_dir: Path, variant: str) -> bool:
+    return _built(*_graph_paths(model_dir, cache_dir, variant)) is not None
+
+
+def ensure_graph(model_dir: Path, cache_dir: Path, variant: str = "fp32") -> tuple[Path, dict[str, Any]]:
+    """Path of the cached graph for ``variant`` (building it if needed) and its metadata."""
+    graph, meta_path = _graph_paths(model_dir, cache_dir, variant)
+    meta = _built(graph, meta_path)
+    if meta is not None:
+        return graph, meta
 
     log.info("building the ONNX %s encoder graph in %s", variant, cache_dir)
     if variant == "fp32":

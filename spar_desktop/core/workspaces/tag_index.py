@@ -87,6 +87,7 @@ class TagIndex:
         self._encoder = encoder if hasattr(encoder, "encode") else None
         self._load_encoder: Callable[[], Any] = (lambda: encoder) if self._encoder is not None else encoder
         settings = settings or library.settings
+        self._settings = settings
         self.root = Path(settings.layout.root) / TAG_VECTORS
         self.identity = encoder_identity(settings)
         self._model_id = self._encoder.model_id if self._encoder is not None else known_model(self.root, self.identity)
@@ -133,6 +134,8 @@ class TagIndex:
             now = vocab.signature(s)
             if vocab.stored_signature(s) != now:  # else no tag or edge changed since the last sync
                 todo, gone = vocab.changed_tags(s)
+                if todo:
+                    self._prepare_encoder()
                 vocab.drop_tags(s, gone)
                 vocab.index_words(s, todo, normalize_words)
                 vocab.store_signature(s, now)
@@ -145,6 +148,14 @@ class TagIndex:
                                            tag_label, progress, cancel)
         self.last_sync = (embedded, len(gone))
         return self.last_sync
+
+    def _prepare_encoder(self) -> None:
+        """New or changed tags will need the encoder: its graph, when not built yet, is built in a
+        second process while this one makes the tags' words and texts."""
+        if self._encoder is None:
+            from spar_desktop.core.embedding.encoder import prepare_graph  # deferred, as in encoder_identity
+
+            prepare_graph(runtime=self._settings.embed_runtime, cache_dir=self._settings.layout.onnx_cache)
 
     def pending(self) -> int:
         """Tags whose vectors are not in the store yet (0 once a sync finished)."""
