@@ -10,7 +10,6 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-import pytest
 from sqlalchemy import select
 
 from spar_desktop.core.config import load_settings
@@ -21,7 +20,6 @@ from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import add_edge, create_tag, tag_files, tag_infos
 from spar_desktop.core.tagging import review
 from tests.core.library.test_tag_counts import reference_counts
-from tests.support.servers import postgres_server
 
 
 def _write(share: Path, rel: str, year: int = 2021) -> None:
@@ -172,17 +170,6 @@ def test_the_migration_fills_the_counts_of_an_existing_index(tmp_path: Path):
     assert got is not None and got[0] == expected[0] and len(got[0]) > 10
     assert {f: +c for f, c in got[1].items()} == {f: +c for f, c in expected[1].items()}
     lib.close()
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    try:
-        with postgres_server() as url:
-            yield url
-    except RuntimeError as exc:
-        if os.environ.get("CI"):
-            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
-        pytest.skip(str(exc))
 
 
 def test_the_same_on_postgres(pg_url, tmp_path: Path):

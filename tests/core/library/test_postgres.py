@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-import pytest
 from sqlalchemy import select
 
 from spar_desktop.core.library.database import Library, make_engine
@@ -14,18 +13,6 @@ from spar_desktop.core.library.queries import FileFilter, find_files
 from spar_desktop.core.library.scanner import Scanner
 from spar_desktop.core.library.tags import resolve_tags
 from spar_desktop.core.library.taxonomy import import_taxonomy
-from tests.support.servers import postgres_server
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    try:
-        with postgres_server() as url:
-            yield url
-    except RuntimeError as exc:
-        if os.environ.get("CI"):
-            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
-        pytest.skip(str(exc))
 
 
 def test_scan_tags_and_queries_on_postgres(pg_url, tmp_path):
