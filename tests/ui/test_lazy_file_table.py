@@ -91,8 +91,9 @@ def test_the_panel_counts_selects_and_keeps_the_selection_across_a_reload(qtbot,
 
 
 def test_a_listing_shown_with_its_first_ids_shows_every_row_and_takes_the_rest_in_place(qtbot, library, monkeypatch):
-    """Start-up reads the first ids and the count (not a million ids): the rows past them are blank
-    until the whole order arrives, which fills them in, changes no row shown and resets nothing."""
+    """Start-up reads the first ids and the count (not a million ids): the rows past them say they
+    are being listed until the whole order arrives, which fills them in, changes no row shown and
+    resets nothing."""
     from spar_desktop.core.library.file_pages import listing
     from spar_desktop.ui.library.ops import complete_listing
 
@@ -104,7 +105,8 @@ def test_a_listing_shown_with_its_first_ids_shows_every_row_and_takes_the_rest_i
     model.set_listing(first)
     assert model.rowCount() == 450
     assert [model.record(r).id for r in (0, 99)] == [reference[r].id for r in (0, 99)]
-    assert model.record(120) is None and model.data(model.index(449, 0)) is None  # not read yet
+    assert model.record(120) is None and model.data(model.index(449, 0)) == file_table.LISTING  # not read yet
+    assert model.data(model.index(449, 1)) is None
     resets, changed = [], []
     model.modelReset.connect(lambda: resets.append(1))
     model.dataChanged.connect(lambda a, b: changed.append((a.row(), b.row())))

@@ -6,28 +6,34 @@ can encode anything, makes the tag vocabulary's words and texts (~6 s of Python 
 the GIL, so a thread would not overlap them; a spawned process does, on the second core. The
 encoder waits for the build before it opens the graph (``wait``); a build that failed or was
 never started is made in line as before (``onnx_encoder.ensure_graph``), so the result is the same
-graph either way. The frozen desktop bundle builds in line: its interpreter has no spawn path we test.
+graph either way. The second process is this interpreter running this module (``python -c``), not a
+multiprocessing child: those import the parent's ``__main__`` again, which ran a whole script twice
+when it had no ``__main__`` guard. The frozen desktop bundle has no such interpreter: it builds in line.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-import multiprocessing
+import os
+import subprocess
 import sys
+import tempfile
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import IO
 
 from spar_desktop.core.embedding.onnx_encoder import ensure_graph, graph_is_built
 
 log = logging.getLogger(__name__)
 
-_PENDING: dict[tuple[str, str], Future] = {}
+_PENDING: dict[tuple[str, str], tuple[subprocess.Popen, IO[bytes]]] = {}
+_CHILD = "import sys; from spar_desktop.core.embedding.graph_prebuild import _build_from_argv; _build_from_argv(sys.argv[1])"
 _LOCK = threading.Lock()
 
 
 def start(model_dir: Path, cache_dir: Path, variant: str) -> bool:
-    """Start building ``variant``'s graph in a spawned process unless it is built, being built, or
+    """Start building ``variant``'s graph in a second process unless it is built, being built, or
     this is the frozen bundle. True when a build is under way."""
     if getattr(sys, "frozen", False) or graph_is_built(model_dir, cache_dir, variant):
         return False
@@ -36,18 +42,23 @@ def start(model_dir: Path, cache_dir: Path, variant: str) -> bool:
         if key in _PENDING:
             return True
         try:
-            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
-            _PENDING[key] = pool.submit(_build, model_dir, cache_dir, variant)
-            pool.shutdown(wait=False)  # the worker exits once its one build is done
-        except (OSError, RuntimeError) as exc:
+            args = json.dumps([str(model_dir), str(cache_dir), variant])
+            err = tempfile.TemporaryFile()  # a file, not a pipe: a child that logs much never blocks on it
+            # The child imports the spar_desktop this process runs (a checkout, a PYTHONPATH).
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+            child = subprocess.Popen([sys.executable, "-c", _CHILD, args], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=err, env=env)
+            _PENDING[key] = (child, err)
+        except OSError as exc:
             log.info("cannot build the encoder graph in a second process (%s): it is built in line", exc)
             return False
     return True
 
 
-def _build(model_dir: Path, cache_dir: Path, variant: str) -> None:
+def _build_from_argv(args: str) -> None:
     """In the second process: what the encoder would build in line."""
-    ensure_graph(model_dir, cache_dir, variant)
+    model_dir, cache_dir, variant = json.loads(args)
+    ensure_graph(Path(model_dir), Path(cache_dir), variant)
 
 
 def wait(cache_dir: Path, variant: str) -> None:
@@ -57,7 +68,9 @@ def wait(cache_dir: Path, variant: str) -> None:
         pending = _PENDING.pop((str(cache_dir), variant), None)
     if pending is None:
         return
-    try:
-        pending.result()
-    except Exception as exc:  # noqa: BLE001 - any failure there means "build it here"
-        log.info("the encoder graph's background build failed (%s): building it in line", exc)
+    child, err = pending
+    with err:
+        if child.wait() != 0:
+            err.seek(0)
+            last = err.read().decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit {child.returncode}"]
+            log.info("the encoder graph's background build failed (%s): building it in line", last[0])

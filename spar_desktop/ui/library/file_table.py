@@ -26,6 +26,7 @@ from spar_desktop.ui.library.ops import FileListing, FileOrder, FileRecord
 
 PAGE = 100  # rows read at once: ~2.5 ms of CPU at 1M (200: ~3.5 ms)
 KEPT_PAGES = 128  # pages kept in memory (12,800 rows)
+LISTING = "Listing files…"  # a row whose place in the order has not arrived yet
 SYNC_SORT_ROWS = 5000  # at most this many rows are re-sorted on the spot (SQL, a few ms)
 Index = QModelIndex | QPersistentModelIndex
 FileIdRole = int(Qt.ItemDataRole.UserRole) + 1
@@ -148,7 +149,7 @@ class FileTableModel(QAbstractTableModel):
         ids = self._ids[page * PAGE:(page + 1) * PAGE]
         if len(ids) < PAGE and len(self._ids) < self.total:
             # Past the first ids of a listing whose rest is on its way (about a second at 1M files):
-            # blank until it arrives. An SQL offset here took 0.3 s at row 900,000, on the UI thread.
+            # 'Listing files…' until it arrives. An SQL offset here took 0.3 s at row 900,000, on the UI thread.
             return [None] * PAGE
         found = {r.id: r for r in self.listing.read(ids)} if self.listing is not None and len(ids) else {}
         self.page_reads += 1
@@ -215,8 +216,8 @@ class FileTableModel(QAbstractTableModel):
             cached = self._display.get(row)
             if cached is None:
                 r = self.record(row)
-                if r is None:
-                    return None
+                if r is None:  # past the first ids while the rest is listed: say so, not a blank row
+                    return LISTING if col == 0 and len(self._ids) <= row < self.total else None
                 cached = self._display[row] = tuple(c[1](r) for c in COLUMNS)
             return cached[col]
         if role == ALIGN:
