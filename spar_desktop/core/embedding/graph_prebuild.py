@@ -13,6 +13,7 @@ when it had no ``__main__`` guard. The frozen desktop bundle has no such interpr
 
 from __future__ import annotations
 
+import atexit
 import json
 import logging
 import os
@@ -53,6 +54,15 @@ def start(model_dir: Path, cache_dir: Path, variant: str) -> bool:
             log.info("cannot build the encoder graph in a second process (%s): it is built in line", exc)
             return False
     return True
+
+
+@atexit.register
+def _close_pending() -> None:
+    """A build this process never waited for goes on without it (its graph is kept for the next
+    process); only the parent's handle on its error output is closed."""
+    with _LOCK:
+        for _child, err in _PENDING.values():
+            err.close()
 
 
 def _build_from_argv(args: str) -> None:
