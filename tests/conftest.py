@@ -13,3 +13,20 @@ os.environ.setdefault("SPAR_EMBED_RUNTIME", "onnx")
 # The encoder's ONNX graph (built from the packaged weights, content-keyed) is kept once for the
 # whole suite and its subprocesses, instead of once per test data dir.
 os.environ.setdefault("SPAR_MODEL_CACHE", os.path.join(__import__("tempfile").gettempdir(), "spar-test-model-cache"))
+
+
+import pytest  # noqa: E402 - after the environment above, which must be set before anything imports
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    """A PostgreSQL server on loopback for one test module (the team set-up's backend)."""
+    from tests.support.servers import postgres_server
+
+    try:
+        with postgres_server() as url:
+            yield url
+    except RuntimeError as exc:
+        if os.environ.get("CI"):
+            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
+        pytest.skip(str(exc))

@@ -1,4 +1,3 @@
-import os
 from pathlib import Path
 
 import pytest
@@ -6,7 +5,6 @@ import pytest
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.scanner import Scanner
-from tests.support.servers import postgres_server
 
 
 @pytest.fixture
@@ -26,14 +24,3 @@ def share(tmp_path: Path) -> Path:
     root = tmp_path / "share"
     root.mkdir()
     return root
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    try:
-        with postgres_server() as url:
-            yield url
-    except RuntimeError as exc:
-        if os.environ.get("CI"):
-            raise  # .ci/run installs PostgreSQL: a missing server there is a failure, not a skip
-        pytest.skip(str(exc))

@@ -515,19 +515,6 @@ def test_settings_json_is_versioned(tmp_path):
 
 
 # -- PostgreSQL --------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def pg_server():
-    from tests.support.servers import postgres_server
-
-    try:
-        with postgres_server() as url:
-            yield url
-    except RuntimeError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
-
-
 def new_pg_database(server_url: str, name: str) -> str:
     import psycopg
 
@@ -540,8 +527,8 @@ def new_pg_database(server_url: str, name: str) -> str:
 
 
 @pytest.mark.postgres
-def test_postgres_new_index_at_head_and_010_upgrade(pg_server, tmp_path):
-    fresh_url = new_pg_database(pg_server, "fresh")
+def test_postgres_new_index_at_head_and_010_upgrade(pg_url, tmp_path):
+    fresh_url = new_pg_database(pg_url, "fresh")
     lib = Library(make_engine(fresh_url), None)
     try:
         assert lib.upgrade.created and runner.current_revision(lib.engine) == HEAD_REVISION
@@ -553,7 +540,7 @@ def test_postgres_new_index_at_head_and_010_upgrade(pg_server, tmp_path):
     assert again.upgrade is None
     again.close()
 
-    old_url = new_pg_database(pg_server, "release010")
+    old_url = new_pg_database(pg_url, "release010")
     create_010_schema(old_url, tmp_path)
     engine = create_engine(old_url)
     with engine.begin() as conn:
@@ -572,8 +559,8 @@ def test_postgres_new_index_at_head_and_010_upgrade(pg_server, tmp_path):
 
 
 @pytest.mark.postgres
-def test_postgres_refuses_a_newer_index_and_serializes_first_opens(pg_server):
-    url = new_pg_database(pg_server, "concurrent")
+def test_postgres_refuses_a_newer_index_and_serializes_first_opens(pg_url):
+    url = new_pg_database(pg_url, "concurrent")
     barrier = threading.Barrier(3)
     errors: list[BaseException] = []
     reports = []

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
-import pytest
 
 from spar_desktop.core.config import load_settings
 from spar_desktop.core.library.database import Library
@@ -14,23 +12,12 @@ from spar_desktop.core.tagging import review
 from spar_desktop.core.tagging.job import run_tagging
 from spar_desktop.core.tagging.summaries import SummaryStore, summary_similarity
 from tests.core.tagging.conftest import NOTES, RIGHT_FOLDER, file_id, write_share
-from tests.support.servers import fresh_database, postgres_server
+from tests.support.servers import fresh_database
 
 
-@pytest.fixture(scope="module")
-def pg_server():
-    try:
-        with postgres_server() as url:
-            yield url
-    except RuntimeError as exc:
-        if os.environ.get("CI"):
-            raise
-        pytest.skip(str(exc))
-
-
-def test_the_whole_loop_on_postgres(pg_server, tmp_path, encoder):
+def test_the_whole_loop_on_postgres(pg_url, tmp_path, encoder):
     share = write_share(tmp_path / "share")
-    settings = load_settings(tmp_path / "data", database_url=fresh_database(pg_server))
+    settings = load_settings(tmp_path / "data", database_url=fresh_database(pg_url))
     lib = Library.open(settings)
     try:
         Scanner(lib).scan([str(share)])
