@@ -7,7 +7,7 @@ import sys, time, resource
 from spar_desktop.core.library import scanner
 from spar_desktop import cli
 orig_scan_one = scanner.Scanner.scan_one
-DROP = ["ix_files_content_hash","ix_files_folder_id","ix_files_modified_at","ix_files_format","ix_files_status","ix_files_parent_id","ix_files_name_order","ix_files_status_error_path","ix_file_tags_confirmed","ix_file_tags_tag"]
+DROP = ["ix_files_content_hash","ix_files_folder_id","ix_files_modified_at","ix_files_format","ix_files_status","ix_files_parent_id","ix_files_name_order","ix_files_status_error_path","ix_file_tags_confirmed","ix_file_tags_tag_links","ix_files_date_status"]
 saved = {}
 def scan_one(self, *a, **k):
     with self.library.engine.begin() as c:

@@ -37,10 +37,14 @@ class Base(DeclarativeBase):
     pass
 
 
+def only_on(dialect: str, index: Index) -> Index:
+    """An index created on that dialect only (``index_applies`` tells the bulk scan's index list)."""
+    index.info["dialect"] = dialect
+    return index.ddl_if(dialect=dialect)
+
+
 def postgresql_only(index: Index) -> Index:
-    """An index created on PostgreSQL only (``index_applies`` tells the bulk scan's index list)."""
-    index.info["dialect"] = "postgresql"
-    return index.ddl_if(dialect="postgresql")
+    return only_on("postgresql", index)
 
 
 def index_applies(index: Index, dialect: str) -> bool:
@@ -98,6 +102,9 @@ class File(Base):
     __table_args__ = (Index("ix_files_name_order", text("lower(name)"), "path", "status"),
                       Index("ix_files_status_error_path", "status", "error", "path"),
                       postgresql_only(Index("ix_files_doc_date", text("coalesce(created_at, modified_at)"))),
+                      # SQLite: a date filter's count read from the index alone (with the status).
+                      only_on("sqlite", Index("ix_files_date_status", text("coalesce(created_at, modified_at)"),
+                                              "status")),
                       # The collation rides in the operator class slot ("path COLLATE "C""): as an
                       # expression index, reflection reads it back as a plain index on path.
                       postgresql_only(Index("ix_files_path_c", "path", postgresql_ops={"path": 'COLLATE "C"'})))
@@ -157,8 +164,10 @@ class TagEdge(Base):
 
 class FileTag(Base):
     __tablename__ = "file_tags"
-    # ix_file_tags_confirmed covers the tag tree's counts (tag_counts.py): one GROUP BY, no row reads.
-    __table_args__ = (UniqueConstraint("file_id", "tag_id"), Index("ix_file_tags_tag", "tag_id"),
+    # ix_file_tags_confirmed covers the tag tree's counts (tag_counts.py): one GROUP BY, no row reads;
+    # ix_file_tags_tag_links a keyword's links with what ranking reads of them (group_scores.py).
+    __table_args__ = (UniqueConstraint("file_id", "tag_id"),
+                      Index("ix_file_tags_tag_links", "tag_id", "confirmed", "score", "file_id"),
                       Index("ix_file_tags_confirmed", "confirmed", "source", "tag_id", "file_id"))
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)

@@ -126,7 +126,9 @@ class Workspaces:
             ws = Workspace(name=name, collection=collection_name(name), filter_json=flt.to_json(),
                            chunking=chunking_of(chunking))
             s.add(ws)
-        return self.get(name), explain(self.library, flt)
+            s.flush()
+            info = workspace_info(s, ws, self.data_dir, flt)  # the filter as stored, not read back
+        return info, explain(self.library, flt)
 
     def preview(self, request: str, progress: ProgressCallback = no_progress,
                 cancel: Optional[CancelToken] = None) -> Explanation:

@@ -6,6 +6,7 @@ from dataclasses import fields, is_dataclass
 from typing import Any
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_SCALARS = frozenset({int, float, str, bool, type(None)})
 
 
 def plain(value: Any) -> Any:
@@ -14,6 +15,8 @@ def plain(value: Any) -> Any:
     are looked up once per class: ``is_dataclass`` and ``fields`` per value cost 0.25 s for the
     16,687 'minutes' folders of a 1M-file share."""
     kind = type(value)
+    if kind in _SCALARS:  # most values: five of a matched tag's six
+        return value
     names = _FIELD_NAMES.get(kind)
     if names is None:
         names = _FIELD_NAMES.setdefault(kind, tuple(f.name for f in fields(value))

@@ -19,7 +19,7 @@ from sqlalchemy import and_, bindparam, delete, func, or_, select, update
 from spar_desktop.core.library.bulk import execute_rows, insert_rows
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag, TagEdge, TagSource
-from spar_desktop.core.library.raw_rows import driver_rows, ids_in
+from spar_desktop.core.library.raw_rows import driver_cursor, driver_rows, ids_in
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback, check, no_progress
 from spar_desktop.core.workspaces.models import TagVocabularyEntry as Entry
 from spar_desktop.core.workspaces.models import TagVocabularyMeta, TagWord
@@ -265,9 +265,16 @@ def tags_with_text(s, key: str, text: str, model_id: str, words: Sequence[str], 
         q = (select(Tag.id, Tag.key, Tag.value).join(Entry, Entry.tag_id == Tag.id)
              .where(Entry.tag_id.in_(having_all), current, Entry.texts > 1).order_by(Tag.id))
         labels: dict[str, str] = {}  # a label shared by thousands of same-named folders: made once
-        for tid, k, v in driver_rows(s, q):
-            if v not in labels:
-                labels[v] = label_of(v)
-            if labels[v] == text:
-                found.setdefault(tid, (tid, k, v))
+        taken, cursor = 0, driver_cursor(s, q)
+        try:
+            for tid, k, v in cursor:
+                if v not in labels:
+                    labels[v] = label_of(v)
+                if labels[v] == text:
+                    found.setdefault(tid, (tid, k, v))
+                    taken += 1
+                    if taken >= limit:  # ascending ids: the rest cannot be among the first ``limit``
+                        break
+        finally:
+            cursor.close()
     return [found[t] for t in sorted(found)][:limit]

@@ -215,3 +215,24 @@ def test_word_index_matches_the_tags_the_whole_vocabulary_loop_matches(lib, keyw
     with lib.session() as s:  # and it reads only tags that share a word with the keyword
         read = tags_with_words(s, normalize_words(keyword))
     assert len(read) < len(all_tags)
+
+
+@pytest.mark.parametrize("share", [1.0, 0.5, 0.05])
+def test_the_first_files_by_path_are_pythons_first_however_they_are_read(lib, share, monkeypatch):
+    """Ranked admission breaks a tie at the budget's edge by path, in code point order ('Reports
+    of audits' before 'contracts'). On SQLite, when the tied files are dense it walks the path
+    index a page at a time instead of sorting them: the same files, in the same order."""
+    with lib.session() as s:
+        paths = dict(s.execute(select(File.id, File.path)).all())
+    ids = sorted(paths)[:: round(1 / share)]
+    want = sorted(ids, key=lambda i: paths[i])
+    for factor in (0, 10**9):  # never walk, always walk (SQLite)
+        monkeypatch.setattr(group_scores_mod, "_WALK_FACTOR", factor)
+        for keep in (1, 7, len(ids) - 1):
+            with lib.session() as s:
+                got = group_scores_mod.first_by_path(s, ids, keep)
+                assert [fid for fid, _, _ in got] == want[:keep]
+                assert all(path == paths[fid] for fid, path, _ in got)
+                if s.get_bind().dialect.name == "sqlite":
+                    paged = group_scores_mod._walk_by_path(s, ids, keep, page=5)
+                    assert [fid for fid, _, _ in paged] == want[:keep]
