@@ -23,11 +23,14 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.drop_index("ix_file_tags_tag", table_name="file_tags")
-    op.create_index("ix_file_tags_tag_links", "file_tags", ["tag_id", "confirmed", "score", "file_id"], unique=False)
+    # "If exists": a bulk first scan drops the query indexes and builds them at its end; one killed
+    # in between leaves them missing (query_indexes.py), and an index made since has the new ones.
+    op.drop_index("ix_file_tags_tag", table_name="file_tags", if_exists=True)
+    op.create_index("ix_file_tags_tag_links", "file_tags", ["tag_id", "confirmed", "score", "file_id"], unique=False,
+                    if_not_exists=True)
     if op.get_bind().dialect.name == "sqlite":
         op.create_index("ix_files_date_status", "files", [sa.text("coalesce(created_at, modified_at)"), "status"],
-                        unique=False)
+                        unique=False, if_not_exists=True)
 
 
 def downgrade() -> None:
