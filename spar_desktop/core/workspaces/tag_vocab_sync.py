@@ -28,7 +28,9 @@ from spar_desktop.core.workspaces.tag_vectors import text_key
 # Date tags are matched by the date rules, never semantically ('May 2019' ~ 'June 2019').
 INDEXED_SOURCES = (TagSource.PATH, TagSource.TAXONOMY, TagSource.USER, TagSource.AUTO, TagSource.LLM)
 LABEL_SUFFIX = ":label"
-EMBED_BATCH = 2000  # tags per committed batch: a killed sync loses at most one
+# Tags per committed batch: a killed sync loses at most one. Each batch pays its reads, a store
+# append with fsync and a commit: 2,000 made 60 batches at 1M files, 10,000 saves 1-2 s of CPU.
+EMBED_BATCH = 10_000
 _IN_CHUNK = 500  # ids per IN (...) list of bound values
 _LITERAL_CHUNK = 5000  # ids per IN (...) list written into the SQL (integers: nothing to escape)
 
