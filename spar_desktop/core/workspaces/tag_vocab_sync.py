@@ -216,7 +216,8 @@ def embed_pending(library: Library, store: Any, encoder: Callable[[], Any], mode
         batch = todo[start:start + EMBED_BATCH]
         with library.session() as s:
             texts = tag_texts(s, batch, text_of, label_of)
-        keys = {x: text_key(x) for tt in texts.values() for x in tt.texts.values()}  # each distinct text hashed once
+        # Each distinct text hashed once (a comprehension over the tags hashed it per tag: 0.7 s at 1M).
+        keys = {x: text_key(x) for x in {x for tt in texts.values() for x in tt.texts.values()}}
         new = [t for t, key in keys.items() if not store.has(key)]
         if new:
             store.add(new, encoder().encode(new, cancel=cancel))
