@@ -204,25 +204,18 @@ class TagIndex:
         any_order = False
         with self.library.session() as s:
             candidates = vocab.tags_with_words(s, kw_words)
+        judged: dict[str, Optional[tuple[float, str]]] = {}  # per distinct label: 16,687 'minutes' folders share one
         for tid, key, value, text in candidates:
-            words = text.split()
-            if not words:
+            if text not in judged:
+                judged[text] = _lexical_score(kw_words, kw_text, text)
+            verdict = judged[text]
+            if verdict is None:
                 continue
-            if text == kw_text:
-                found[tid] = TagMatch(tid, key, value, 1.0, "exact")
-            elif _contains(kw_words, words) and len(text) >= 3:
-                # The whole tag label appears in the keyword ('Falcon' in 'project Falcon'): surer
-                # the more of the keyword it covers ('Prognosis' is a small part of 'rectal cancer
-                # prognosis after pelvic exenteration', and must not crowd out better neighbours).
-                found[tid] = TagMatch(tid, key, value, round(0.6 + 0.3 * len(words) / len(kw_words), 4), "lexical")
+            score, how = verdict
+            found[tid] = TagMatch(tid, key, value, score, "exact" if how == "exact" else "lexical")
+            if how == "partial":
                 partial.add(tid)
-            elif _contains(words, kw_words) and len(kw_text) >= 3:
-                # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
-                found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
-            elif len(kw_words) >= 2 and set(kw_words) <= set(words):
-                # Every word of the keyword is in the label, in another order or apart: 'comp
-                # hardware' in 'comp.sys.ibm.pc.hardware', 'X Windows' in 'comp.windows.x'.
-                found[tid] = TagMatch(tid, key, value, ANY_ORDER_SCORE, "lexical")
+            elif how == "any order":
                 any_order = True
         if any(m.how == "exact" for m in found.values()):
             # 'incident reports' names the Incident-Reports tag: 'Reports' elsewhere is another thing.
@@ -252,6 +245,29 @@ class TagIndex:
                 floor = max(floor, ANY_ORDER_SCORE)
             found = {t: m for t, m in found.items() if m.how != "semantic" or m.score >= floor}
         return sorted(found.values(), key=lambda m: (-m.score, m.key))
+
+
+def _lexical_score(kw_words: Sequence[str], kw_text: str, text: str) -> Optional[tuple[float, str]]:
+    """How a tag label (its normalised words, ``text``) matches a keyword, if it does: (score,
+    'exact' | 'partial' | 'inside' | 'any order')."""
+    words = text.split()
+    if not words:
+        return None
+    if text == kw_text:
+        return 1.0, "exact"
+    if _contains(kw_words, words) and len(text) >= 3:
+        # The whole tag label appears in the keyword ('Falcon' in 'project Falcon'): surer
+        # the more of the keyword it covers ('Prognosis' is a small part of 'rectal cancer
+        # prognosis after pelvic exenteration', and must not crowd out better neighbours).
+        return round(0.6 + 0.3 * len(words) / len(kw_words), 4), "partial"
+    if _contains(words, kw_words) and len(kw_text) >= 3:
+        # The keyword appears in a longer label ('gearbox' in 'Gearbox failures').
+        return 0.8, "inside"
+    if len(kw_words) >= 2 and set(kw_words) <= set(words):
+        # Every word of the keyword is in the label, in another order or apart: 'comp
+        # hardware' in 'comp.sys.ibm.pc.hardware', 'X Windows' in 'comp.windows.x'.
+        return ANY_ORDER_SCORE, "any order"
+    return None
 
 
 def _contains(haystack: Sequence[str], needle: Sequence[str]) -> bool:
