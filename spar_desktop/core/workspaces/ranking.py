@@ -181,7 +181,7 @@ def rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[int, float
                     "sim": np.concatenate([sims[with_evidence], alone_sims64])}
         best = best_rows(s, ids, evidence["score"], budget)
         at = _positions(ids, [fid for fid, _, _ in best])
-        admitted = [_scored(fid, path, h, i, evidence) for (fid, path, h), i in zip(best, at)]  # the admitted only
+        admitted = _scored(best, at, evidence)  # the admitted only
         if hard.include_unconfirmed:
             confirmed_pool = _confirmed_pool(s, hard, [f.file_id for f in admitted])
             cutoff = admitted[-1].score if admitted else 0.0
@@ -200,10 +200,13 @@ def _positions(ids: np.ndarray, wanted: Sequence[int]) -> list[int]:
     return order[np.searchsorted(ids, np.asarray(wanted, dtype=ids.dtype), sorter=order)].tolist()
 
 
-def _scored(fid: int, path: str, h: Optional[str], i: int, evidence: Mapping[str, np.ndarray]) -> ScoredFile:
-    sim = float(evidence["sim"][i])
-    return ScoredFile(fid, path, h, float(evidence["score"][i]), float(evidence["tags"][i]),
-                      None if math.isnan(sim) else sim)
+def _scored(best: Sequence[tuple[int, str, Optional[str]]], at: list[int],
+            evidence: Mapping[str, np.ndarray]) -> list[ScoredFile]:
+    """The admitted files with their evidence, read from the arrays at once (``tolist``), not an
+    element at a time (numpy scalars: 0.06 s of a request admitting 5,000 files)."""
+    score, tags, sims = (evidence[k][at].tolist() for k in ("score", "tags", "sim"))
+    return [ScoredFile(fid, path, h, sc, tg, None if math.isnan(sim) else sim)
+            for (fid, path, h), sc, tg, sim in zip(best, score, tags, sims)]
 
 
 def _mark(f: ScoredFile, confirmed_pool: set[int], confirmed_sum: float, n: int, cutoff: float) -> ScoredFile:
