@@ -222,6 +222,8 @@ def test_create_from_an_edited_filter_keeps_it_exactly(env):
     edited = replace(mgr.filter_for(tags=["Operations"]), formats=("pdf",), request="ops pdfs")
     info, exp = mgr.create("edited", filter=edited)
     assert info.filter == edited and exp.admitted == 1  # overview.pdf, nothing re-parsed or re-matched
+    # What create returns (the filter it stored, not read back) is what any later read gives.
+    assert mgr.get("edited") == info and {w.name: w for w in mgr.list()}["edited"] == info
     with pytest.raises(WorkspaceError, match="choose at least one"):
         mgr.create("nothing", filter=WorkspaceFilter(request="anything"))
 
