@@ -6,7 +6,8 @@ Revisions: 0001 = release 0.1.0's schema; 0002 = child documents (files.parent_i
 0003 = tag suggestions (file_summaries, tag_rejections); 0004 = tag vocabulary index state
 (tag_vocabulary, tag_words); 0005 = chunking per workspace; 0006 = the listing indexes; 0007 = the
 document date and code point path indexes on PostgreSQL; 0008 = the tag tree's counts kept in the index
-(count_store.py); 0009 = the request's indexes (links by tag with their scores; SQLite's document date). A change to any table needs a new revision (a test
+(count_store.py); 0009 = the request's indexes (a tag's links with their scores, the vocabulary by
+fingerprint and model, SQLite's document date). A change to any table needs a new revision (a test
 compares the migrated schema with the models) and ``HEAD_REVISION`` moved to it.
 """
 

@@ -147,7 +147,8 @@ def _best_per_file(fids: np.ndarray, score: np.ndarray, confirmed: np.ndarray, c
     ``include_unconfirmed`` only confirmed links count. The products and maxima are the SQL
     expressions' (IEEE doubles), so scores equal the Python reference bit for bit."""
     if not include_unconfirmed:
-        fids, score, certainty, confirmed = fids[confirmed], score[confirmed], certainty[confirmed], confirmed[confirmed]
+        fids, score, certainty = fids[confirmed], score[confirmed], certainty[confirmed]
+        confirmed = confirmed[confirmed]
     if not len(fids):
         return np.zeros((0, 3))
     best = np.where(confirmed, score, score * np.clip(np.nan_to_num(certainty, nan=0.0), 0.0, 1.0))

@@ -98,7 +98,9 @@ def workspace_info(s, ws: Workspace, data_dir: Optional[str], flt: Optional[Work
         # The stored status stays (no writes from a read) and the next build overwrites it.
         status = WorkspaceStatus.INTERRUPTED
         last_error = last_error or INTERRUPTED_MESSAGE
-    return WorkspaceInfo(ws.id, ws.name, status, ws.collection, flt if flt is not None else WorkspaceFilter.from_json(ws.filter_json or {}),
+    if flt is None:
+        flt = WorkspaceFilter.from_json(ws.filter_json or {})
+    return WorkspaceInfo(ws.id, ws.name, status, ws.collection, flt,
                          ws.created_at, ws.built_at, ws.last_used_at, ws.archived_at, n, ws.chunk_count,
                          ws.model_id, last_error, ws.chunker_key, chunking_of(ws.chunking))
 

@@ -32,7 +32,8 @@ def upgrade() -> None:
     op.create_index("ix_file_tags_tag_links", "file_tags", ["tag_id", "confirmed", "score", "file_id"], unique=False,
                     if_not_exists=True)
     op.drop_index("ix_tag_vocabulary_fp", table_name="tag_vocabulary", if_exists=True)
-    op.create_index("ix_tag_vocabulary_fp_model", "tag_vocabulary", ["fp", "model_id"], unique=False, if_not_exists=True)
+    op.create_index("ix_tag_vocabulary_fp_model", "tag_vocabulary", ["fp", "model_id"], unique=False,
+                    if_not_exists=True)
     if op.get_bind().dialect.name == "sqlite":
         op.create_index("ix_files_date_status", "files", [sa.text("coalesce(created_at, modified_at)"), "status"],
                         unique=False, if_not_exists=True)
