@@ -223,7 +223,9 @@ def test_create_from_an_edited_filter_keeps_it_exactly(env):
     info, exp = mgr.create("edited", filter=edited)
     assert info.filter == edited and exp.admitted == 1  # overview.pdf, nothing re-parsed or re-matched
     # What create returns (the filter it stored, not read back) is what any later read gives.
-    assert mgr.get("edited") == info and {w.name: w for w in mgr.list()}["edited"] == info
+    listed = {w.name: w for w in mgr.list()}["edited"]
+    assert listed.request == "ops pdfs"  # read from the saved JSON: the list makes no filter
+    assert mgr.get("edited") == info and listed == info and listed.filter == edited
     with pytest.raises(WorkspaceError, match="choose at least one"):
         mgr.create("nothing", filter=WorkspaceFilter(request="anything"))
 
