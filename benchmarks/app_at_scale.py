@@ -60,18 +60,27 @@ class Heartbeat:
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self.tick)
+        self.probe = None
+        if os.environ.get("SPAR_STALL_PROBE"):  # --probe: what each gap over 50 ms was made of
+            from stall_probe import StallProbe
+
+            self.probe = StallProbe()
         self.timer.start(10)
 
     def tick(self) -> None:
         now, steal = self.clock.nsecsElapsed(), self.steal()
         stolen = steal is not None and self.last_steal is not None and steal > self.last_steal
         self.ticks.append(((now - self.last) / 1e6, stolen))
+        if self.probe is not None:
+            self.probe.tick((now - self.last) / 1e6, (steal or 0) - (self.last_steal or 0))
         self.last, self.last_steal = now, steal
 
     def take(self) -> dict:
         from ui_stall import _stats
 
         out, self.ticks = _stats(self.ticks), []
+        if self.probe is not None:
+            out["probe"] = self.probe.take()
         return out
 
 
@@ -94,9 +103,13 @@ def _expand(app, panel, beat: Heartbeat) -> dict:
     view, model = panel.view, panel.view.model()
     expanded = 0
 
+    calls: list[float] = []
+
     def expand(index) -> None:
         nonlocal expanded
+        t = time.perf_counter()
         view.expand(index)
+        calls.append((time.perf_counter() - t) * 1000)
         expanded += 1
         _pump(app, 0.015)
 
@@ -114,7 +127,13 @@ def _expand(app, panel, beat: Heartbeat) -> dict:
                 expand(child)
                 nxt.append(child)
         level = nxt
-    return {"expanded": expanded, **beat.take()}
+    return {"expanded": expanded, "call_ms": _call_stats(calls), **beat.take()}
+
+
+def _call_stats(ms: list[float]) -> dict:
+    """The synchronous part of each step (the view's call itself, before the event loop runs)."""
+    ordered = sorted(ms) or [0.0]
+    return {"max": round(ordered[-1], 1), "median": round(ordered[len(ordered) // 2], 1)}
 
 
 def measure(data: Path, files: int, timeout: float) -> dict:
@@ -169,14 +188,20 @@ def measure(data: Path, files: int, timeout: float) -> dict:
     out["idle"] = beat.take()
     bar = fp.table.verticalScrollBar()
     rng = random.Random(7)
+    calls: list[float] = []
+
+    def scroll_to(value: int) -> None:
+        t = time.perf_counter()
+        bar.setValue(value)
+        calls.append((time.perf_counter() - t) * 1000)
+        _pump(app, 0.015)
+
     for _ in range(150):
-        bar.setValue(bar.value() + bar.pageStep())
-        _pump(app, 0.015)
+        scroll_to(bar.value() + bar.pageStep())
     for _ in range(40):
-        bar.setValue(rng.randrange(max(1, bar.maximum())))
-        _pump(app, 0.015)
+        scroll_to(rng.randrange(max(1, bar.maximum())))
     out["scroll"] = {"rows_at_end": fp.model.rowCount(), "page_reads": getattr(fp.model, "page_reads", None),
-                     **beat.take()}
+                     "call_ms": _call_stats(calls), **beat.take()}
     out["expand"] = _expand(app, window.tag_panel, beat)
     t1 = time.perf_counter()
     fp.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -205,7 +230,10 @@ def main() -> None:
     ap.add_argument("--index", type=Path, help="a data dir made by big_index.py (at the before tree's schema)")
     ap.add_argument("--before", type=Path, default=Path("/work/main"), help="the source tree to compare with")
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--probe", action="store_true", help="split each gap over 50 ms (benchmarks/stall_probe.py)")
     args = ap.parse_args()
+    if args.probe:
+        os.environ["SPAR_STALL_PROBE"] = "1"
     work = Path(tempfile.mkdtemp(prefix="spar-app-scale-"))
     result: dict = {"benchmark": "app_at_scale", "files": args.files, "load_avg_start": os.getloadavg()}
     try:
