@@ -55,6 +55,15 @@ def _names() -> dict[int, str]:
     return names
 
 
+def _frames(frame, root: str, depth: int) -> tuple[str, ...]:
+    out = []
+    while frame is not None and len(out) < depth:
+        code = frame.f_code
+        out.append(f"{code.co_filename.replace(root, '.').split('site-packages/')[-1]}:{frame.f_lineno} {code.co_name}")
+        frame = frame.f_back
+    return tuple(out)
+
+
 class StallProbe:
     """Call ``tick(gap_ms, stolen_jiffies)`` from the heartbeat; ``take()`` returns the gaps over the target."""
 
@@ -76,14 +85,15 @@ class StallProbe:
 
     def _sample(self) -> None:
         root = str(Path(__file__).resolve().parents[1])
+        me, names = threading.get_ident(), {t.ident: t.name for t in threading.enumerate()}
         while not self._stop.wait(0.004):
-            frame = sys._current_frames().get(self.main_ident)
-            stack = []
-            while frame is not None and len(stack) < 5:
-                code = frame.f_code
-                stack.append(f"{code.co_filename.replace(root, '.').split('site-packages/')[-1]}:{frame.f_lineno} {code.co_name}")
-                frame = frame.f_back
-            self.samples.append((time.perf_counter(), tuple(stack)))
+            frames = sys._current_frames()
+            stack = _frames(frames.get(self.main_ident), root, 5)
+            others = tuple(sorted((names.get(ident, str(ident)), _frames(f, root, 3)) for ident, f in frames.items()
+                                  if ident not in (self.main_ident, me)))
+            self.samples.append((time.perf_counter(), stack, others))
+            if len(self.samples) % 50 == 0:
+                names = {t.ident: t.name for t in threading.enumerate()}
 
     def _gc(self, phase: str, info: dict) -> None:
         tid = threading.get_native_id()
@@ -118,15 +128,19 @@ class StallProbe:
             self.last_tasks = tasks
             now = time.perf_counter()
             inside = [s for s in list(self.samples) if s[0] >= now - gap_ms / 1000]
-            times = [now - gap_ms / 1000, *(t for t, _ in inside), now]
+            times = [now - gap_ms / 1000, *(s[0] for s in inside), now]
             silent = max(b - a for a, b in zip(times, times[1:], strict=False)) * 1000
-            stacks = collections.Counter(st for _, st in inside).most_common(3)
+            stacks = collections.Counter(s[1] for s in inside).most_common(3)
+            # Each other thread's commonest innermost frames in the gap (a thread in a long C call
+            # shows the Python line that made it).
+            other_stacks = collections.Counter(o for s in inside for o in s[2]).most_common(4)
             self.stalls.append({
                 "gap_ms": round(gap_ms, 1), "ui_run_ms": round(run_ms, 1), "ui_queue_ms": round(queue_ms, 1),
                 "ui_blocked_ms": round(max(0.0, gap_ms - run_ms - queue_ms), 1), "gc_ms": round(gc_ms, 1),
                 "gcs": [(g, round(ms, 1), t) for g, ms, t in gcs if ms >= 1.0], "steal": steal,
                 "others_ms": others, "load": os.getloadavg()[0], "sampler_silent_ms": round(silent, 1),
-                "ui_stacks": [{"samples": n, "frames": list(st)} for st, n in stacks]})
+                "ui_stacks": [{"samples": n, "frames": list(st)} for st, n in stacks],
+                "other_stacks": [{"samples": n, "thread": name, "frames": list(st)} for (name, st), n in other_stacks]})
         else:  # the other threads' baseline at every tick (~15 small reads: ~0.2 ms)
             self.last_tasks = _tasks()
 
