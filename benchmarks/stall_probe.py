@@ -7,7 +7,9 @@ nanoseconds a thread ran and waited runnable for a CPU). A gap is then split int
 - ``ui_queue_ms``: the UI thread runnable but no CPU free (other processes, or our own threads);
 - ``ui_blocked_ms``: the rest: the thread asleep, i.e. waiting for the GIL (or a lock, or I/O);
 - ``gc_ms``: collections run during the gap (any thread: they hold the GIL), with their generation;
-- ``others_ms``: the process's other threads' CPU in the gap, by name (who may have held the GIL);
+- ``others_ms``: the process's other threads' CPU in the gap, by name (who may have held the GIL),
+  and ``others_queue_ms``: their run-queue waits (a thread that holds the GIL and waits for a CPU
+  keeps the UI thread waiting too: a nice thread under load);
 - ``steal``: jiffies the host took from this VM in the gap.
 A sampler thread records the UI thread's innermost Python frames every ~4 ms (it needs the GIL:
 its own longest silence in a gap, ``sampler_silent_ms``, is a stretch no thread released the GIL
@@ -118,13 +120,17 @@ class StallProbe:
             tasks = _tasks()
             names = _names()
             others = {}
-            for tid, (run, _wait) in tasks.items():
+            queued = {}
+            for tid, (run, wait) in tasks.items():
                 if tid == self.main:
                     continue
-                ms = (run - self.last_tasks.get(tid, (0, 0))[0]) / 1e6
+                last = self.last_tasks.get(tid, (0, 0))
+                ms, wait_ms = (run - last[0]) / 1e6, (wait - last[1]) / 1e6
+                name = f"{names.get(tid, '?')}[{tid}]"
                 if ms >= 1.0:
-                    name = f"{names.get(tid, '?')}[{tid}]"
                     others[name] = round(ms, 1)
+                if wait_ms >= 5.0:  # runnable, but no CPU for it (a thread holding the GIL so waits too)
+                    queued[name] = round(wait_ms, 1)
             self.last_tasks = tasks
             now = time.perf_counter()
             inside = [s for s in list(self.samples) if s[0] >= now - gap_ms / 1000]
@@ -138,7 +144,7 @@ class StallProbe:
                 "gap_ms": round(gap_ms, 1), "ui_run_ms": round(run_ms, 1), "ui_queue_ms": round(queue_ms, 1),
                 "ui_blocked_ms": round(max(0.0, gap_ms - run_ms - queue_ms), 1), "gc_ms": round(gc_ms, 1),
                 "gcs": [(g, round(ms, 1), t) for g, ms, t in gcs if ms >= 1.0], "steal": steal,
-                "others_ms": others, "load": os.getloadavg()[0], "sampler_silent_ms": round(silent, 1),
+                "others_ms": others, "others_queue_ms": queued, "load": os.getloadavg()[0], "sampler_silent_ms": round(silent, 1),
                 "ui_stacks": [{"samples": n, "frames": list(st)} for st, n in stacks],
                 "other_stacks": [{"samples": n, "thread": name, "frames": list(st)} for (name, st), n in other_stacks]})
         else:  # the other threads' baseline at every tick (~15 small reads: ~0.2 ms)
