@@ -116,33 +116,3 @@ def test_a_listing_shown_with_its_first_ids_shows_every_row_and_takes_the_rest_i
     assert [model.record(r).id for r in range(450)] == [r.id for r in reference]
     whole = listing(library, FileFilter(), first=1000)  # fewer files than asked: complete at once
     assert whole.order.complete and whole.total == 450
-
-
-def test_the_view_gets_every_role_of_a_cell_in_one_call_with_the_values_of_data(qtbot, library):
-    """The delegate asks a cell's roles at once (multiData): the text, icon, colour, alignment and
-    tooltip it paints are data()'s, for read rows, problem rows and rows still being listed."""
-    from PySide6.QtCore import QModelRoleData, QModelRoleDataSpan
-    from PySide6.QtGui import QIcon
-
-    from spar_desktop.core.library.file_pages import listing
-
-    model = FileTableModel()
-    model.set_listing(listing(library, FileFilter(), first=120))  # past the first full page: "Listing files…"
-    roles = [int(r) for r in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.DecorationRole, Qt.ItemDataRole.FontRole,
-                              Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ForegroundRole,
-                              Qt.ItemDataRole.BackgroundRole, Qt.ItemDataRole.CheckStateRole, Qt.ItemDataRole.ToolTipRole,
-                              file_table.FileIdRole)]
-    problems = [r for r in range(file_table.PAGE) if model.record(r).status != FileStatus.OK]
-    assert problems  # empty files: coloured, with an icon
-    for row in (0, 7, problems[0], file_table.PAGE - 1, file_table.PAGE, 449):
-        for col in range(len(COLUMNS)):
-            index = model.index(row, col)
-            for role in roles:
-                item = QModelRoleData(role)
-                item.setData("stale")  # a delegate reuses its span: every role must be set
-                model.multiData(index, QModelRoleDataSpan(item))
-                got, want = item.data(), model.data(index, role)
-                if isinstance(want, QIcon):  # no ==: the same icon has the same cache key
-                    got, want = getattr(got, "cacheKey", lambda: None)(), want.cacheKey()
-                assert got == want, (row, col, role)
-    assert model.data(model.index(449, 0)) == file_table.LISTING

@@ -15,7 +15,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QModelRoleDataSpan, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QApplication, QStyle
 
@@ -208,20 +208,10 @@ class FileTableModel(QAbstractTableModel):
         return None
 
     def data(self, index: Index, role: int = DISPLAY) -> Any:
-        return self._value(index.row(), index.column(), role)
-
-    def multiData(self, index: Index, roleDataSpan: QModelRoleDataSpan) -> None:  # noqa: N802,N803 - Qt's names
-        """Every role the delegate asks of a cell (7) in one call: Qt's default calls data() once
-        a role, and each call from Qt into Python takes the GIL again. While a worker ran Python
-        (the start-up's listing, the vocabulary job), a page of the table waited for it ~1,000
-        times; now ~150 (benchmarks/app_at_scale.py --early)."""
-        row, col = index.row(), index.column()
-        for item in roleDataSpan:
-            item.setData(self._value(row, col, item.role()))
-
-    def _value(self, row: int, col: int, role: int) -> Any:
         # Called for every visible cell and role on each repaint: plain int compares first,
         # and the row's display strings are formatted once, not per call.
+        row = index.row()
+        col = index.column()
         if role == DISPLAY:
             cached = self._display.get(row)
             if cached is None:
