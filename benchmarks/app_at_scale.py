@@ -16,7 +16,13 @@ offscreen, no watcher, the engine preload as app.py starts it) and reports:
   and then dragged to 40 random places, 15 ms apart (target: max ≤ 50 ms);
 - ``expand``: the gaps while Folders, its root, 6 divisions, their first departments and
   projects are expanded one by one, 15 ms apart;
-- ``sort``: clicking the Size header: time until the table shows that order, and the gaps.
+- ``sort``: clicking the Size header: time until the table shows that order, and the gaps;
+- with ``--early``, ``scroll_early``: 60 pages and 20 drags as soon as the table and the tags show,
+  while the start-up's background work (the rest of the listing, workspaces, the engine preload, the
+  vocabulary job) runs; the phases above come after it, once the runner is idle.
+``--probe`` (benchmarks/stall_probe.py) splits each gap over 50 ms into the UI thread's CPU, its
+run-queue wait, the rest (blocked: the GIL), collections, other threads' CPU and the host's steal;
+``call_ms``: the synchronous part of each step (the scroll bar's setValue, the view's expand).
 Gaps are reported for all ticks and for those the host stole no CPU in (ui_stall.py's rule), with
 ``idle``: 3 s of the same heartbeat with nothing to do, the loaded machine's own floor.
 """
@@ -60,18 +66,27 @@ class Heartbeat:
         self.timer = QTimer()
         self.timer.setTimerType(Qt.TimerType.PreciseTimer)
         self.timer.timeout.connect(self.tick)
+        self.probe = None
+        if os.environ.get("SPAR_STALL_PROBE"):  # --probe: what each gap over 50 ms was made of
+            from stall_probe import StallProbe
+
+            self.probe = StallProbe()
         self.timer.start(10)
 
     def tick(self) -> None:
         now, steal = self.clock.nsecsElapsed(), self.steal()
         stolen = steal is not None and self.last_steal is not None and steal > self.last_steal
         self.ticks.append(((now - self.last) / 1e6, stolen))
+        if self.probe is not None:
+            self.probe.tick((now - self.last) / 1e6, (steal or 0) - (self.last_steal or 0))
         self.last, self.last_steal = now, steal
 
     def take(self) -> dict:
         from ui_stall import _stats
 
         out, self.ticks = _stats(self.ticks), []
+        if self.probe is not None:
+            out["probe"] = self.probe.take()
         return out
 
 
@@ -94,9 +109,13 @@ def _expand(app, panel, beat: Heartbeat) -> dict:
     view, model = panel.view, panel.view.model()
     expanded = 0
 
+    calls: list[float] = []
+
     def expand(index) -> None:
         nonlocal expanded
+        t = time.perf_counter()
         view.expand(index)
+        calls.append((time.perf_counter() - t) * 1000)
         expanded += 1
         _pump(app, 0.015)
 
@@ -114,7 +133,34 @@ def _expand(app, panel, beat: Heartbeat) -> dict:
                 expand(child)
                 nxt.append(child)
         level = nxt
-    return {"expanded": expanded, **beat.take()}
+    return {"expanded": expanded, "call_ms": _call_stats(calls), **beat.take()}
+
+
+def _call_stats(ms: list[float]) -> dict:
+    """The synchronous part of each step (the view's call itself, before the event loop runs)."""
+    ordered = sorted(ms) or [0.0]
+    return {"max": round(ordered[-1], 1), "median": round(ordered[len(ordered) // 2], 1)}
+
+
+def _scroll(app, fp, beat: Heartbeat, pages: int, drags: int, seed: int) -> dict:
+    """``pages`` page-down steps, then ``drags`` drags of the scroll bar to random places, 15 ms apart."""
+    bar = fp.table.verticalScrollBar()
+    rng = random.Random(seed)
+    calls: list[float] = []
+
+    def scroll_to(value: int) -> None:
+        t = time.perf_counter()
+        bar.setValue(value)
+        calls.append((time.perf_counter() - t) * 1000)
+        _pump(app, 0.015)
+
+    beat.take()
+    for _ in range(pages):
+        scroll_to(bar.value() + bar.pageStep())
+    for _ in range(drags):
+        scroll_to(rng.randrange(max(1, bar.maximum())))
+    return {"rows_at_end": fp.model.rowCount(), "page_reads": getattr(fp.model, "page_reads", None),
+            "call_ms": _call_stats(calls), "load": os.getloadavg()[0], **beat.take()}
 
 
 def measure(data: Path, files: int, timeout: float) -> dict:
@@ -159,6 +205,12 @@ def measure(data: Path, files: int, timeout: float) -> dict:
             cpu_at.setdefault("table", time.process_time() - cpu0)
         return window.runner.is_idle() and fp.model.total > 0 and window.tag_panel.model.rowCount() > 0
 
+    if os.environ.get("SPAR_EARLY_SCROLL"):  # --early: scroll as soon as the table and the tags show
+        _wait(app, lambda: ready_now() or bool(table_at and tags_at), timeout)
+        out["until_shown"] = beat.take()
+        out["scroll_early"] = {"at_s": round(time.perf_counter() - t0, 2), **_scroll(app, fp, beat, 60, 20, seed=11),
+                               "tasks_running": [h.title for h in window.runner._running.values()]}
+        fp.table.verticalScrollBar().setValue(0)
     ready = _wait(app, ready_now, timeout)
     out.update(tags_s=round(tags_at[0], 2) if tags_at else None, tasks=tasks[:40],
                cpu_s={k: round(v, 2) for k, v in {**cpu_at, "window": time.process_time() - cpu0}.items()})
@@ -167,16 +219,7 @@ def measure(data: Path, files: int, timeout: float) -> dict:
                at_window=_rss(), window_phase=beat.take())
     _pump(app, 3.0)  # the control: the same heartbeat with nothing to do (the machine's own floor)
     out["idle"] = beat.take()
-    bar = fp.table.verticalScrollBar()
-    rng = random.Random(7)
-    for _ in range(150):
-        bar.setValue(bar.value() + bar.pageStep())
-        _pump(app, 0.015)
-    for _ in range(40):
-        bar.setValue(rng.randrange(max(1, bar.maximum())))
-        _pump(app, 0.015)
-    out["scroll"] = {"rows_at_end": fp.model.rowCount(), "page_reads": getattr(fp.model, "page_reads", None),
-                     **beat.take()}
+    out["scroll"] = _scroll(app, fp, beat, 150, 40, seed=7)
     out["expand"] = _expand(app, window.tag_panel, beat)
     t1 = time.perf_counter()
     fp.table.sortByColumn(3, Qt.SortOrder.DescendingOrder)
@@ -205,7 +248,14 @@ def main() -> None:
     ap.add_argument("--index", type=Path, help="a data dir made by big_index.py (at the before tree's schema)")
     ap.add_argument("--before", type=Path, default=Path("/work/main"), help="the source tree to compare with")
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--probe", action="store_true", help="split each gap over 50 ms (benchmarks/stall_probe.py)")
+    ap.add_argument("--early", action="store_true",
+                    help="also scroll as soon as the table and tags show, while the start-up's background work runs")
     args = ap.parse_args()
+    if args.probe:
+        os.environ["SPAR_STALL_PROBE"] = "1"
+    if args.early:
+        os.environ["SPAR_EARLY_SCROLL"] = "1"
     work = Path(tempfile.mkdtemp(prefix="spar-app-scale-"))
     result: dict = {"benchmark": "app_at_scale", "files": args.files, "load_avg_start": os.getloadavg()}
     try:

@@ -296,15 +296,15 @@ def _variants(runtime: str) -> tuple[str, ...]:
     return ("int8", "fp32") if runtime == "onnx-int8" else ("fp32",) if runtime == "onnx" else ()
 
 
-def prepare_graph(*, runtime: Optional[str] = None, cache_dir: Optional[str | Path] = None) -> bool:
+def prepare_graph(*, runtime: Optional[str] = None, cache_dir: Optional[str | Path] = None, nice: int = 0) -> bool:
     """Start building the graph ``get_encoder(runtime=..., cache_dir=...)`` will open, in a second
-    process, when it is not built yet and this process has other work before it needs the encoder
-    (graph_prebuild.py). True when a build is under way; the encoder waits for it."""
+    process (at ``nice``), when it is not built yet and this process has other work before it needs
+    the encoder (graph_prebuild.py). True when a build is under way; the encoder waits for it."""
     variants = _variants(runtime or DEFAULT_RUNTIME)
     if not variants:
         return False
     return graph_prebuild.start(Path(bundled_model()[0]), graph_cache_dir(Path(cache_dir) if cache_dir else None),
-                                variants[0])
+                                variants[0], nice)
 
 
 _CACHE: dict[tuple[str, str], Encoder] = {}

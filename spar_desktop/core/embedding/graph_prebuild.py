@@ -33,9 +33,10 @@ _CHILD = "import sys; from spar_desktop.core.embedding.graph_prebuild import _bu
 _LOCK = threading.Lock()
 
 
-def start(model_dir: Path, cache_dir: Path, variant: str) -> bool:
+def start(model_dir: Path, cache_dir: Path, variant: str, nice: int = 0) -> bool:
     """Start building ``variant``'s graph in a second process unless it is built, being built, or
-    this is the frozen bundle. True when a build is under way."""
+    this is the frozen bundle. True when a build is under way. ``nice``: the child's niceness (the
+    app's preload: a process of its own holds no lock of ours, so it can leave the window the CPU)."""
     if getattr(sys, "frozen", False) or graph_is_built(model_dir, cache_dir, variant):
         return False
     key = (str(cache_dir), variant)
@@ -43,7 +44,7 @@ def start(model_dir: Path, cache_dir: Path, variant: str) -> bool:
         if key in _PENDING:
             return True
         try:
-            args = json.dumps([str(model_dir), str(cache_dir), variant])
+            args = json.dumps([str(model_dir), str(cache_dir), variant, nice])
             err = tempfile.TemporaryFile()  # a file, not a pipe: a child that logs much never blocks on it
             # The child imports the spar_desktop this process runs (a checkout, a PYTHONPATH).
             env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
@@ -67,7 +68,9 @@ def _close_pending() -> None:
 
 def _build_from_argv(args: str) -> None:
     """In the second process: what the encoder would build in line."""
-    model_dir, cache_dir, variant = json.loads(args)
+    model_dir, cache_dir, variant, *rest = json.loads(args)
+    if rest and rest[0] and hasattr(os, "nice"):
+        os.nice(int(rest[0]))
     ensure_graph(Path(model_dir), Path(cache_dir), variant)
 
 

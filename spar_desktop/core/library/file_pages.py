@@ -18,6 +18,7 @@ from __future__ import annotations
 from array import array
 from collections import namedtuple
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Callable, Optional, Sequence
 
 from sqlalchemy import case, func, select
@@ -34,6 +35,7 @@ from spar_desktop.core.progress import CancelToken, check
 _Named = namedtuple("_Named", "id name rel_path path")  # what the path glob looks at
 PAGE = 200  # rows per page read: a screenful or two
 _FETCH = 5000  # ids per fetch: one int column, a few ms of GIL per batch
+_FIRST = itemgetter(0)
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,8 @@ def file_order(session: Session, flt: FileFilter, sort: tuple[int, bool] = (0, F
         if not rows:
             break
         check(cancel)
-        ids.extend(r[0] for r in rows if matcher is None or matcher(_Named(*r)))
+        # map(itemgetter) runs in C: the generator's bytecode per id was most of the GIL this held.
+        ids.extend(map(_FIRST, rows) if matcher is None else (r[0] for r in rows if matcher(_Named(*r))))
     return FileOrder(ids, flt, sort)
 
 

@@ -108,6 +108,12 @@ def preload_in_background(runner, settings: Settings) -> None:
 def _preload_op(settings: Settings, progress, cancel) -> list[str]:
     from spar_desktop.core.progress import Progress, check
 
+    # A data dir's first start builds the encoder's graph (onnx's protobuf parse and ORT's int8
+    # quantiser held the GIL for 0.7-0.8 s at a time in this thread: 0.9-1.4 s window stalls while
+    # the user scrolled, benchmarks/app_at_scale.py --early --probe). In a second process (as a
+    # request's vocabulary sync does) it holds only its own, at nice 10 (no lock of ours to hold:
+    # it leaves the CPU to the window); the encoder waits for it.
+    _prepare_graph(settings)
     loaded = preload_engine(settings, lambda name: progress(Progress(0, None, f"loading {name}")))
     check(cancel)
     from spar_desktop.core.workspaces.engine import encoder_for
@@ -116,3 +122,12 @@ def _preload_op(settings: Settings, progress, cancel) -> list[str]:
     freeze_long_lived()
     log.info("search engine ready (%s)", ", ".join(loaded) or "already loaded")
     return loaded
+
+
+def _prepare_graph(settings: Settings) -> None:
+    try:
+        from spar_desktop.core.embedding.encoder import prepare_graph
+
+        prepare_graph(runtime=settings.embed_runtime, cache_dir=settings.layout.onnx_cache, nice=10)
+    except Exception as exc:  # noqa: BLE001 - the encoder builds its graph in line then
+        log.info("encoder graph not prepared in a second process (%s)", exc)

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from spar_desktop.core.library.tag_search import MAX_MATCHES, MAX_OPENED, TagMatches
+from spar_desktop.ui.base.lazy_tree_view import LazyTreeView
 from spar_desktop.ui.base.tasks import TaskError, TaskRunner
 from spar_desktop.ui.library import ops
 from spar_desktop.ui.library.ops import TagSnapshot
@@ -136,7 +137,7 @@ class TagPanel(QWidget):
 
     # ------------------------------------------------------------------ view ↔ model
     def _make_view(self, model) -> QTreeView:
-        view = QTreeView()
+        view = LazyTreeView()  # an expand lays out its new rows only, not every visible row
         view.setUniformRowHeights(True)
         view.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)

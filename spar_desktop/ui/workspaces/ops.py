@@ -78,15 +78,14 @@ def warm_up(service: WorkspaceService, progress: ProgressCallback, cancel: Cance
 
 def prepare_vocabulary(service: WorkspaceService, progress: ProgressCallback, cancel: CancelToken) -> tuple[int, int]:
     """After a scan or a tag edit: embed the tags not embedded yet (only texts the vocabulary
-    does not hold are encoded), in a thread at low priority so the window and a scan keep the
-    CPU; cancellable between batches, and a cancelled job resumes where it stopped. Returns
-    (tags brought up to date, tags removed)."""
-    from spar_desktop.core.in_thread import in_low_priority_thread
+    does not hold are encoded); cancellable between batches, and a cancelled job resumes where it
+    stopped. Returns (tags brought up to date, tags removed).
 
-    def sync() -> tuple[int, int]:
-        return service.manager.sync_tag_index(progress, cancel).last_sync
-
-    return in_low_priority_thread(sync, "tag-vocabulary")
+    At normal priority, on the runner's worker: it used to run in a nice-10 thread, which under
+    load waited for a CPU while it held the GIL, and the UI thread waited for it (0.7-0.8 s window
+    stalls at 1M files while the user scrolled, the job's thread 0.69-0.75 s in the run queue:
+    benchmarks/app_at_scale.py --early --probe)."""
+    return service.manager.sync_tag_index(progress, cancel).last_sync
 
 
 # ---------------------------------------------------------------------------- workspaces
