@@ -104,8 +104,9 @@ def insert_tuples(conn: Connection, table: Table, keys: tuple[str, ...], rows: l
 def fetch_rows(conn: Connection, stmt: Select) -> list[tuple]:
     """All rows of a select as the driver's plain tuples, skipping SQLAlchemy's Row objects (a
     re-scan loads every known file of a root this way). Only for columns whose values need no
-    result processing (integers, text): no DateTime/JSON columns here."""
-    compiled = stmt.compile(dialect=conn.dialect)
+    result processing (integers, text): no DateTime/JSON columns here. An ``in_`` list is written
+    out as bound values (render_postcompile)."""
+    compiled = stmt.compile(dialect=conn.dialect, compile_kwargs={"render_postcompile": True})
     params = compiled.construct_params()
     if compiled.positional:
         params = tuple(params[k] for k in compiled.positiontup)

@@ -14,7 +14,7 @@ import os
 from operator import attrgetter, itemgetter
 from typing import Callable, Iterator, Optional
 
-from spar_desktop.core.library.paths import IgnoreMatcher, display_path, is_virtualenv
+from spar_desktop.core.library.paths import IgnoreMatcher, display_path
 from spar_desktop.core.library.probe import special_file_message
 from spar_desktop.core.library.scan_report import NAME_CLASH_FILE, NAME_CLASH_FOLDER, os_error_message
 from spar_desktop.core.progress import CancelToken, Progress, ProgressCallback
@@ -40,6 +40,7 @@ class TreeWalk:
         self.files_seen = files_seen  # for the progress line after each folder
         self.issues: list[tuple[str, str]] = []
         self.failed_dirs: list[str] = []
+        self._venv = False  # the folder just sorted is a Python virtual environment
 
     def walk(self, top: str) -> Iterator[FolderListing]:
         if os.path.isfile(top):
@@ -62,6 +63,12 @@ class TreeWalk:
                     rel_prefix = rel_prefix.replace(os.sep, "/")
             pushed = len(stack)
             regular, links, odd_names = self._sort_entries(entries, rel_prefix, stack)
+            if self._venv and current != top:
+                # A Python virtual environment under any name (env/, .env311/...): thousands of
+                # library files nobody searches, like the .venv and venv folders the default
+                # patterns skip. Told by its own listing, not by a stat of every folder's pyvenv.cfg.
+                del stack[pushed:]
+                continue
             if odd_names:
                 regular, links = self._drop_name_clashes(regular, links, stack, pushed)
             yield rel_prefix, regular, links
@@ -94,14 +101,18 @@ class TreeWalk:
         reported. Also says whether a name is not ASCII (only then can two names clash)."""
         exact, glob_re, path_re = self.ignore.name_rules
         glob_match = glob_re.match if glob_re is not None else None
+        hints = self.ignore.glob_hints
+        starts, ends = hints if hints is not None else ("", "")  # "": every name may match
         path_match = path_re.match if path_re is not None else None
         excluded = self.excluded
         regular, links = [], []
-        odd_names = False
+        odd_names = self._venv = False
         for entry in entries:
             name = entry.name
-            if name in exact or (glob_match is not None and glob_match(name)) or (
-                    path_match is not None and path_match(rel_prefix + name)):
+            if name == "pyvenv.cfg" and entry.is_file():
+                self._venv = True
+            if name in exact or (glob_match is not None and (name.startswith(starts) or name.endswith(ends))
+                                 and glob_match(name)) or (path_match is not None and path_match(rel_prefix + name)):
                 continue
             if not name.isascii():
                 odd_names = True
@@ -109,7 +120,7 @@ class TreeWalk:
                 if entry.is_file(follow_symlinks=False):
                     regular.append(entry)
                 elif entry.is_dir(follow_symlinks=False):
-                    if entry.path not in excluded and not is_virtualenv(entry.path):
+                    if entry.path not in excluded:
                         stack.append(entry.path)
                 elif entry.is_symlink():
                     try:

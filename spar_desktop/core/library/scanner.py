@@ -18,15 +18,13 @@ import os
 import stat as stat_mod
 import time
 from contextlib import nullcontext
-from operator import itemgetter
 from typing import Optional, Sequence
 
 from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
-from spar_desktop.core.library import count_store, planner_stats
-from spar_desktop.core.library.bulk import fetch_rows
+from spar_desktop.core.library import count_store, known_files, planner_stats
 from spar_desktop.core.library.children import mark_children_missing
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, Folder, ScanIssue, utcnow
@@ -34,8 +32,7 @@ from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_within, normalize_root, raw_path_bytes,
 )
 from spar_desktop.core.library.probe import (
-    CONTAINER_FORMATS, READABLE_FORMATS, SAMPLED_HASH_PREFIX, NotRegularFile, format_from_name,
-    mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
+    CONTAINER_FORMATS, NotRegularFile, format_from_name, mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
 )
 from spar_desktop.core.library.probe_result import ProbeResult
 from spar_desktop.core.library.query_indexes import BULK_MAX_EXISTING, ensure_query_indexes
@@ -157,11 +154,9 @@ class Scanner:
 class _ScanRun:
     """State of one scan of one subtree of a root (kept out of Scanner so Scanner is reusable).
 
-    Known rows are plain tuples ``(path, id, size, mtime_ns, status, content_hash, format)`` in a dict
-    loaded by one select; a row that must be re-probed whatever its size/mtime (missing, or a sampled
-    fingerprint on a readable format) is stored with size -1 so the one comparison per file
-    fails. ``unseen`` is that dict; it loses each path the walk finds: what is left
-    at the end of a complete scan is gone from disk.
+    ``unseen`` holds the known files' keys ``(path, size, mtime_ns)`` (known_files.py), loaded by
+    one select; it loses each path the walk finds: what is left at the end of a complete scan is
+    gone from disk. A known file that differs gets its whole stored row then.
     """
 
     def __init__(self, scanner: Scanner, folder: Folder, subtree: str, report: ScanReport,
@@ -188,31 +183,23 @@ class _ScanRun:
         shown = display_path(self.subtree)  # stored paths are display text
         prefix = shown.rstrip(os.sep) + os.sep
         self.whole_root = shown.rstrip(os.sep) == self.root.rstrip(os.sep)
-        # Child documents (parent_id set) are not on disk: their container's scan keeps them.
-        q = select(File.path, File.id, File.size, File.mtime_ns, File.status, File.content_hash, File.format).where(
-            ((File.path == shown) | (File.path.startswith(prefix, autoescape=True))) & File.parent_id.is_(None)
-        )
         with self.lib.engine.begin() as conn:
-            rows = fetch_rows(conn, q)
+            # The walk pops what it finds (one dict, not a copy: at 1M files a second dict is ~60 MB).
+            self.unseen = known_files.load_keys(conn, shown, prefix)
             # A subtree scan replaces only its own issues: the rest of the root was not looked at.
             issues = ScanIssue.folder_id == self.folder.id
             if not self.whole_root:
                 issues &= (ScanIssue.path == shown) | ScanIssue.path.startswith(prefix, autoescape=True)
             conn.execute(delete(ScanIssue).where(issues))
-        known = dict(zip(map(itemgetter(0), rows), rows))  # path → row, built in C
-        missing, sampled, n = FileStatus.MISSING, SAMPLED_HASH_PREFIX, len(SAMPLED_HASH_PREFIX)
-        for p, i, sz, mt, st, h, fmt in [r for r in rows if r[4] == missing or (r[5] is not None and r[5][:n] == sampled)]:
-            if st == missing or format_from_name(p) in READABLE_FORMATS:
-                # Missing: re-probe to tell restored from changed. Sampled fingerprint on a
-                # readable format (an index from before full hashing, or a format that became
-                # readable): re-probe so it gets its full-content hash.
-                known[p] = (p, i, -1, mt, st, h, fmt)
-        # The walk pops what it finds (one dict, not a copy: at 1M files a second dict is ~60 MB).
-        self.unseen = known
-        if self.bulk_load and not known:
+        if self.bulk_load and not self.unseen:
             with self.lib.engine.connect() as conn:
                 if conn.execute(select(func.count()).select_from(File)).scalar() <= BULK_MAX_EXISTING:
                     self.writer.bulk_min = self.batch_size  # from the first full batch on
+
+    def _stored(self, paths: list[str]) -> dict[str, tuple]:
+        """The stored rows of known files that differ from disk (known_files.STORED_COLUMNS)."""
+        with self.lib.engine.connect() as conn:
+            return known_files.stored_rows(conn, paths)
 
     def execute(self) -> None:
         self._load_known()
@@ -241,56 +228,75 @@ class _ScanRun:
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
         """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a
-        new file is not stat'ed at all (probe_file's fstat on the open descriptor describes it)."""
+        new file is not stat'ed at all (probe_file's fstat on the open descriptor describes it).
+        Known files that differ are handled after it, with their stored rows read at once."""
         unseen_pop = self.unseen.pop
         batch_size = self.batch_size
         unchanged = 0
+        differ: list[tuple] = []
         self.n_seen += len(regular) + len(links)
         for entry in regular:
-            known = None
             try:  # the per-file error boundary: whatever one file raises is that file's status
                 if entry.__class__ is str:  # single-file mode
                     path, st_of = entry, os.stat
                 else:
                     path, st_of = entry.path, None
                 shown = path if path.isascii() else display_path(path)
-                known = unseen_pop(shown, None)
-                if known is None:
+                key = unseen_pop(shown, None)
+                if key is None:
                     self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, None, False, None)
                 else:
                     try:
                         st = entry.stat(follow_symlinks=False) if st_of is None else st_of(path)
                     except OSError as exc:
-                        self._record_error(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, exc, False)
-                    else:
-                        # The second test only runs for a changed file: an mtime after 2262 is
-                        # stored clamped to 64 bits and must still read as unchanged.
-                        if known[2] == st.st_size and (known[3] == st.st_mtime_ns
-                                                       or known[3] == storable_mtime_ns(st.st_mtime_ns)):
-                            unchanged += 1
-                            continue
-                        if stat_mod.S_ISREG(st.st_mode):
-                            self._probe(path, rel_prefix + path.rpartition(os.sep)[2], shown, known, False, st)
-                        else:  # replaced by a FIFO/device since the listing: the file is gone
-                            self.unseen[shown] = known
-                            self.issues.append((shown, special_file_message(st.st_mode)))
+                        differ.append((path, shown, key, None, exc))
+                        continue
+                    # The second test only runs for a changed file: an mtime after 2262 is
+                    # stored clamped to 64 bits and must still read as unchanged.
+                    if key[1] == st.st_size and (key[2] == st.st_mtime_ns or key[2] == storable_mtime_ns(st.st_mtime_ns)):
+                        unchanged += 1
+                        continue
+                    differ.append((path, shown, key, st, None))
             except Exception as exc:  # noqa: BLE001
-                self._record_unexpected(entry if entry.__class__ is str else entry.path, rel_prefix, known, exc)
+                self._record_unexpected(entry if entry.__class__ is str else entry.path, rel_prefix, None, exc)
             if self.writer.pending >= batch_size:
                 self.writer.pending_unchanged += unchanged
                 unchanged = 0
                 self.writer.flush()
         self.writer.pending_unchanged += unchanged
+        if differ:
+            self._visit_differing(rel_prefix, differ)
         for entry in links:
             known = None
             try:
                 path = entry.path
                 shown = display_path(path)
-                known = unseen_pop(shown, None)
+                if unseen_pop(shown, None) is not None:
+                    known = self._stored([shown]).get(shown)
                 self._visit_link(path, rel_prefix + entry.name, shown, known)
             except Exception as exc:  # noqa: BLE001
                 self._record_unexpected(entry.path, rel_prefix, known, exc)
             if self.writer.pending >= batch_size:
+                self.writer.flush()
+
+    def _visit_differing(self, rel_prefix: str, differ: list[tuple]) -> None:
+        """Known files of one folder whose size or mtime changed, or that could not be stat'ed:
+        (path, shown path, key, stat or None, OSError or None)."""
+        stored = self._stored([d[1] for d in differ])
+        for path, shown, key, st, exc in differ:
+            known = stored.get(shown)  # None: its row went away meanwhile; then it is new
+            rel = rel_prefix + path.rpartition(os.sep)[2]
+            try:
+                if exc is not None:
+                    self._record_error(path, rel, shown, known, exc, False)
+                elif stat_mod.S_ISREG(st.st_mode):
+                    self._probe(path, rel, shown, known, False, st)
+                else:  # replaced by a FIFO/device since the listing: the file is gone
+                    self.unseen[shown] = key
+                    self.issues.append((shown, special_file_message(st.st_mode)))
+            except Exception as e:  # noqa: BLE001
+                self._record_unexpected(path, rel_prefix, known, e)
+            if self.writer.pending >= self.batch_size:
                 self.writer.flush()
 
     def _visit_link(self, path: str, rel: str, shown: str, known: Optional[tuple]) -> None:
@@ -418,10 +424,8 @@ class _ScanRun:
             if complete:
                 # Not seen, not under a folder we could not read: gone from disk.
                 failed = [display_path(d) for d in self.walker.failed_dirs]
-                gone = [
-                    k for p, k in self.unseen.items()
-                    if k[4] != FileStatus.MISSING and not any(is_within(p, d) for d in failed)
-                ]
+                left = [p for p in self.unseen if not any(is_within(p, d) for d in failed)]
+                gone = [k for k in self._stored(left).values() if k[4] != FileStatus.MISSING]
                 for i in range(0, len(gone), 500):
                     ids = [k[1] for k in gone[i:i + 500]]
                     s.execute(update(File).where(File.id.in_(ids)).values(
