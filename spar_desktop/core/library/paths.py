@@ -73,7 +73,9 @@ class IgnoreMatcher:
     def ignored(self, name: str, rel_path: str) -> bool:
         if name in self._exact:
             return True
-        if self._glob_re is not None and self._glob_re.match(name):
+        hints = self.glob_hints
+        if self._glob_re is not None and (hints is None or name.startswith(hints[0]) or name.endswith(hints[1])) \
+                and self._glob_re.match(name):
             return True
         return self._path_re is not None and self._path_re.match(rel_path) is not None
 

@@ -49,3 +49,43 @@ def test_default_patterns_name_the_common_caches():
         assert m.ignored(name, name), name
     for name in ("cache-policy.md", "venv-notes.md", ".attachments", "environment", "Cache"):
         assert not m.ignored(name, name), name
+
+
+def test_a_virtualenv_under_another_name_is_skipped_on_rescan_too_and_a_root_that_is_one_is_scanned(tmp_path):
+    """The walk tells a virtualenv by its own listing: its files never enter the index, on the
+    first scan or later ones; a folder the user adds that is itself one is what they asked for."""
+    env = tmp_path / "share" / "tools-env"
+    for rel in ("pyvenv.cfg", "lib/site.md", "notes.md"):
+        (env / rel).parent.mkdir(parents=True, exist_ok=True)
+        (env / rel).write_text(rel, encoding="utf-8")
+    (tmp_path / "share" / "report.md").write_text("report", encoding="utf-8")
+    lib = Library.open(load_settings(tmp_path / "data"))
+    try:
+        Scanner(lib).scan([str(tmp_path / "share")])
+        Scanner(lib).scan([str(tmp_path / "share")])
+        with lib.session() as s:
+            assert {Path(p).name for p in s.scalars(select(File.path))} == {"report.md"}
+        other = Library.open(load_settings(tmp_path / "data2"))
+        try:
+            Scanner(other).scan([str(env)])
+            with other.session() as s:
+                assert {Path(p).name for p in s.scalars(select(File.path))} == {"pyvenv.cfg", "site.md", "notes.md"}
+        finally:
+            other.close()
+    finally:
+        lib.close()
+
+
+def test_the_quick_glob_test_never_hides_a_match():
+    """Names are tested against the globs' literal starts and ends before the regex; that must
+    only ever skip names the regex would not match (the same answers as fnmatch)."""
+    import fnmatch
+    patterns = list(DEFAULT_IGNORE_PATTERNS) + ["a[bc]d", "x?y.log", "[ab]*.txt", "*.[ch]", "data-*-2019*", "[]]x"]
+    names = ["abd", "acd", "aed", "xzy.log", "xy.log", "a1.txt", "b.txt", "c.txt", "main.c", "main.h", "main.cc",
+             "data-q1-2019.csv", "data-2019", "]x", "x", ".tmp", "a.tmp", "a.tmpx", "~$doc.docx", "notes~",
+             ".Trash-1000", "Trash", "pkg.egg-info", ".pytest_cache", "pytest_cache", "report.md", ""]
+    for subset in (patterns, patterns[:5], ["*"], ["*x*"], ["?"]):
+        m = IgnoreMatcher(subset)
+        for name in names:
+            expected = any(fnmatch.fnmatchcase(name, p) for p in subset)
+            assert m.ignored(name, name) == expected, (subset, name)
