@@ -11,7 +11,7 @@ codes stored the same rows; and, once per round, a bare listing + lstat of the w
 `--index DATA_DIR` skips the first scans: every label re-scans the share into that data dir (an index of
 the unchanged share, built before; an unchanged re-scan writes no file row), alternated, with the bare walk.
 Usage: python benchmarks/scan_speed.py --share DIR --source before=DIR --source after=DIR
-       [--rounds 2] [--index DATA_DIR] [--out benchmarks/results/scan_speed.json]
+       [--rounds 2] [--cold] [--index DATA_DIR] [--out benchmarks/results/scan_speed.json]
 """
 
 from __future__ import annotations
@@ -104,6 +104,11 @@ def bare_walk(share: str, cwd: Path) -> dict:
             "files": int(done.stdout), "load_avg_1m": round(os.getloadavg()[0], 2)}
 
 
+def drop_page_cache() -> None:
+    os.sync()
+    Path("/proc/sys/vm/drop_caches").write_text("1\n")
+
+
 def resolved_package(source: str, cwd: Path) -> str:
     """Where a run with this source imports spar_desktop from (recorded: proves which code ran)."""
     env = dict(os.environ, PYTHONPATH=source)
@@ -141,6 +146,9 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--out")
     ap.add_argument("--index", help="only re-scan, into this data dir (an index of the share)")
+    ap.add_argument("--cold", action="store_true",
+                    help="drop the page cache before each first scan (root): a share scanned for the first time is "
+                         "not in memory; without it, whoever scans first reads the disk for the others")
     args = ap.parse_args()
     if args.index:
         rescan_only(args)
@@ -155,6 +163,8 @@ def main() -> None:
         for r in range(args.rounds):
             for label in (list(sources) if r % 2 == 0 else list(reversed(sources))):
                 data = work / f"{label}-{r}"
+                if args.cold:
+                    drop_page_cache()
                 runs[label]["first"].append(run_index(sources[label], data, args.share))
                 digests[label].append(table_digest(data))
                 runs[label]["rescan"].append(run_index(sources[label], data, args.share))
@@ -167,7 +177,7 @@ def main() -> None:
     for m in med.values():
         m["first"]["files_per_s_wall"] = round(n_files / m["first"]["wall_s"])
         m["first"]["files_per_s_cpu"] = round(n_files / m["first"]["cpu_s"])
-    out = {"benchmark": "scan_speed", "share": args.share, "files": n_files, "rounds": args.rounds,
+    out = {"benchmark": "scan_speed", "share": args.share, "files": n_files, "rounds": args.rounds, "cold": args.cold,
            "sources": sources, "imported_from": resolved, "runs": runs, "median": med, "bare_walk": walks,
            "table_digest": digests,
            "same_tables": len({json.dumps(d, sort_keys=True) for ds in digests.values() for d in ds}) == 1}

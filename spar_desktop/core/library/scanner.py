@@ -24,7 +24,7 @@ from sqlalchemy import delete, func, select, update
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.file_lock import file_lock
-from spar_desktop.core.library import count_store, known_files, planner_stats
+from spar_desktop.core.library import count_store, known_files, planner_stats, probe_ahead
 from spar_desktop.core.library.children import mark_children_missing
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, Folder, ScanIssue, utcnow
@@ -49,10 +49,12 @@ class RootRefused(ValueError):
 
 
 class Scanner:
-    def __init__(self, library: Library, batch_size: int = 2000, bulk_load: bool = True) -> None:
+    def __init__(self, library: Library, batch_size: int = 2000, bulk_load: bool = True,
+                 probe_ahead_after: int = probe_ahead.START_AFTER) -> None:
         self.library = library
         self.batch_size = batch_size
         self.bulk_load = bulk_load  # a first scan into an (almost) empty index: see query_indexes.py
+        self.probe_ahead_after = probe_ahead_after  # new files met before a second process probes (probe_ahead.py)
         data_dir = library.settings.data_dir if library.settings else None
         # Never index our own data dir if a user adds a folder that contains it.
         self._excluded = {normalize_root(str(data_dir))} if data_dir else set()
@@ -178,6 +180,7 @@ class _ScanRun:
         settings = scanner.library.settings
         budget = settings.extraction_budget() if settings is not None else ExtractionBudget()
         self.writer = BatchWriter(self.lib, folder.id, report, progress, budget)
+        self.ahead = probe_ahead.ProbeAhead(scanner.probe_ahead_after)
 
     def _load_known(self) -> None:
         shown = display_path(self.subtree)  # stored paths are display text
@@ -205,13 +208,16 @@ class _ScanRun:
         self._load_known()
         complete = False
         try:
-            for rel_prefix, regular, links in self.walker.walk(self.subtree):
+            listings = self.ahead.listings(self.walker.walk(self.subtree),
+                                           lambda regular: probe_ahead.new_entries(regular, self.unseen))
+            for rel_prefix, regular, links in listings:
                 self._visit_dir(rel_prefix, regular, links)
                 if self.writer.pending_unchanged >= 5000:
                     self.writer.flush()
             self.writer.flush()
             complete = not (self.cancel is not None and self.cancel.cancelled)
         finally:
+            self.ahead.close()
             try:
                 if not complete:
                     self.writer.flush()
@@ -227,9 +233,8 @@ class _ScanRun:
             planner_stats.refresh_after_scan(self.lib.engine, bulk=self.writer.dropped_indexes)
 
     def _visit_dir(self, rel_prefix: str, regular: list, links: list) -> None:
-        """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a
-        new file is not stat'ed at all (probe_file's fstat on the open descriptor describes it).
-        Known files that differ are handled after it, with their stored rows read at once."""
+        """The per-file loop, kept tight: an unchanged file costs one lstat and one dict pop; a new
+        file is not stat'ed (probe_file's fstat describes it); known files that differ come after."""
         unseen_pop = self.unseen.pop
         batch_size = self.batch_size
         unchanged = 0
@@ -325,7 +330,9 @@ class _ScanRun:
                st: Optional[os.stat_result], link_path: Optional[str] = None) -> None:
         path = link_path or target
         try:
-            result = probe_file(target, os.path.basename(path))  # O_NOFOLLOW: target is resolved
+            result = self.ahead.take(target) if link_path is None else None  # probed ahead?
+            if result is None:
+                result = probe_file(target, os.path.basename(path))  # O_NOFOLLOW: target is resolved
         except FileNotFoundError as exc:
             self._record_error(path, rel, shown, known, exc, is_link)
             return

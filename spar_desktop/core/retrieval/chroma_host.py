@@ -21,19 +21,19 @@ import atexit
 import logging
 import os
 import pickle
-import struct
 import subprocess
 import sys
 import threading
 import weakref
 from pathlib import Path
-from typing import Any, BinaryIO, Optional
+from typing import Any, Optional
+
+from spar_desktop.core.helper_process import helper_command, helper_env, receive, send
 
 log = logging.getLogger(__name__)
 
 START_TIMEOUT_S = 120.0  # a cold start imports chromadb (1-2 s; far longer on a loaded machine)
 STOP_TIMEOUT_S = 10.0
-_HEADER = struct.Struct("!Q")  # each message: its pickled length, then the pickle
 
 
 class ChromaHostError(RuntimeError):
@@ -44,21 +44,7 @@ class ChromaHostError(RuntimeError):
         self.type_name = type_name
 
 
-def _send(stream: BinaryIO, message: Any) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(data)) + data)
-    stream.flush()
-
-
-def _receive(stream: BinaryIO) -> Any:
-    header = stream.read(_HEADER.size)
-    if len(header) < _HEADER.size:
-        raise EOFError
-    size = _HEADER.unpack(header)[0]
-    data = stream.read(size)
-    if len(data) < size:
-        raise EOFError
-    return pickle.loads(data)
+_send, _receive = send, receive
 
 
 class ChromaHostClient:
@@ -77,14 +63,10 @@ class ChromaHostClient:
 
     # -- process lifecycle ---------------------------------------------------------------------
     def _start(self) -> None:
-        # A plain child interpreter on pipes (not multiprocessing: its spawn mode re-imports the
-        # caller's __main__, which fails in unguarded scripts; fork would copy Qt's and torch's
-        # threads' state). The child sees EOF on stdin when this process ends, however it ends.
-        package_root = str(Path(__file__).resolve().parents[3])
-        env = dict(os.environ, ANONYMIZED_TELEMETRY="False",
-                   PYTHONPATH=os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p))
+        # A plain child interpreter on pipes (helper_process.py says why not multiprocessing).
+        env = helper_env(ANONYMIZED_TELEMETRY="False")
         flags = getattr(subprocess, "CREATE_NO_WINDOW", 0)  # Windows: no console window
-        process = subprocess.Popen([sys.executable, "-m", __name__, self.path], stdin=subprocess.PIPE,
+        process = subprocess.Popen(helper_command(__name__, self.path), stdin=subprocess.PIPE,
                                    stdout=subprocess.PIPE, env=env, creationflags=flags)
         self._process = process
         watchdog = threading.Timer(self._start_timeout, process.kill)  # a hung start ends in EOF below
