@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
@@ -231,7 +232,7 @@ class TagIndex:
         found, any_order = self._lexical(keyword)
         if found and names_one_thing(keyword):
             # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
-            return sorted(found.values(), key=lambda m: (-m.score, m.key))
+            return _best_first(found.values())
         for tid, key, value, sim in self._neighbours(keyword, top_n, threshold):
             # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
             if tid not in found or (found[tid].how != "exact" and found[tid].score < sim):
@@ -244,7 +245,14 @@ class TagIndex:
                 # unless it is closer than those.
                 floor = max(floor, ANY_ORDER_SCORE)
             found = {t: m for t, m in found.items() if m.how != "semantic" or m.score >= floor}
-        return sorted(found.values(), key=lambda m: (-m.score, m.key))
+        return _best_first(found.values())
+
+
+def _best_first(matches) -> list[TagMatch]:
+    """Best score first, then by key: the order of ``sorted(key=lambda m: (-m.score, m.key))``, in
+    two stable sorts by attribute (a key function per match cost 0.03 s of the 16,667 'minutes'
+    folders a keyword matches at 1M files)."""
+    return sorted(sorted(matches, key=attrgetter("key")), key=attrgetter("score"), reverse=True)
 
 
 def _lexical_score(kw_words: Sequence[str], kw_text: str, text: str) -> Optional[tuple[float, str]]:
