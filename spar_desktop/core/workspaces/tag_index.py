@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from spar_desktop.core.library.commits import CommitWatch
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import Tag
 from spar_desktop.core.progress import CancelToken, ProgressCallback, no_progress
@@ -95,6 +97,12 @@ class TagIndex:
         self._queries: Optional[TextVectors] = None
         self._checked_store = False
         self.last_sync = (0, 0)
+        # The signature reads every tag and edge (0.06 s at 1M files); a request's second sync
+        # (the CLI syncs with its progress line, then matches) and any sync with no commit
+        # since the last one skip it (SQLite's data_version).
+        self._commits = CommitWatch(library.engine)
+        self._empty = True
+        self._settled: Optional[str] = None
 
     @property
     def encoder(self) -> Any:
@@ -130,22 +138,27 @@ class TagIndex:
         (resumable; progress per batch). Returns (tags brought up to date, tags removed), also
         kept as ``last_sync``. An index without tags never loads the encoder."""
         gone: list[int] = []
-        with self.library.session() as s:
-            now = vocab.signature(s)
-            if vocab.stored_signature(s) != now:  # else no tag or edge changed since the last sync
-                todo, gone = vocab.changed_tags(s)
-                if todo:
-                    self._prepare_encoder()
-                vocab.drop_tags(s, gone)
-                vocab.index_words(s, todo, normalize_words)
-                vocab.store_signature(s, now)
-            empty = not vocab.has_entries(s)
+        unchanged = self._commits.unchanged()
+        if not unchanged:  # else nothing at all was committed since the last check
+            seen = self._commits.now()  # before reading: a commit from now on is seen by the next sync
+            with self.library.session() as s:
+                now = vocab.signature(s)
+                if vocab.stored_signature(s) != now:  # else no tag or edge changed since the last sync
+                    todo, gone = vocab.changed_tags(s)
+                    if todo:
+                        self._prepare_encoder()
+                    vocab.drop_tags(s, gone)
+                    vocab.index_words(s, todo, normalize_words)
+                    vocab.store_signature(s, now)
+                self._empty = not vocab.has_entries(s)
+            self._commits.mark(seen)
         embedded = 0
-        if not empty:
+        if not self._empty and not (unchanged and self._settled == self.model_id):
             self._check_store()
             self.store.refresh()  # rows another process (the app's background job, a CLI) added
             embedded = vocab.embed_pending(self.library, self.store, lambda: self.encoder, self.model_id, tag_text,
                                            tag_label, progress, cancel)
+            self._settled = self.model_id  # every tag embedded for it: nothing pending until a commit
         self.last_sync = (embedded, len(gone))
         return self.last_sync
 
@@ -231,7 +244,7 @@ class TagIndex:
         found, any_order = self._lexical(keyword)
         if found and names_one_thing(keyword):
             # 'turbine T7' spelled out in a tag: its neighbours in meaning ('Turbine T9') are other things.
-            return sorted(found.values(), key=lambda m: (-m.score, m.key))
+            return _best_first(found.values())
         for tid, key, value, sim in self._neighbours(keyword, top_n, threshold):
             # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
             if tid not in found or (found[tid].how != "exact" and found[tid].score < sim):
@@ -244,7 +257,14 @@ class TagIndex:
                 # unless it is closer than those.
                 floor = max(floor, ANY_ORDER_SCORE)
             found = {t: m for t, m in found.items() if m.how != "semantic" or m.score >= floor}
-        return sorted(found.values(), key=lambda m: (-m.score, m.key))
+        return _best_first(found.values())
+
+
+def _best_first(matches) -> list[TagMatch]:
+    """Best score first, then by key: the order of ``sorted(key=lambda m: (-m.score, m.key))``, in
+    two stable sorts by attribute (a key function per match cost 0.03 s of the 16,667 'minutes'
+    folders a keyword matches at 1M files)."""
+    return sorted(sorted(matches, key=attrgetter("key")), key=attrgetter("score"), reverse=True)
 
 
 def _lexical_score(kw_words: Sequence[str], kw_text: str, text: str) -> Optional[tuple[float, str]]:

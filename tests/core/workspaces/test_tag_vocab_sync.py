@@ -78,6 +78,47 @@ def test_only_tags_not_embedded_yet_are_embedded_each_distinct_text_once(env):
     assert index.match("wind farms at sea")[0].tag_id == tag.id
 
 
+def test_a_sync_after_a_commit_of_any_connection_sees_its_tags(env, tmp_path, monkeypatch):
+    """A sync with nothing committed since the last one (a request's second sync) skips reading
+    every tag and edge; a tag another process adds, or a description this one sets, is still
+    indexed by the next sync."""
+    lib, encoder = env
+    index = TagIndex(lib, encoder)
+    index.sync()
+    index.sync()  # sees the first one's own commits: nothing changed
+    reads: list[int] = []
+    signature = tag_vocab_sync.signature
+    monkeypatch.setattr(tag_vocab_sync, "signature", lambda s: reads.append(1) or signature(s))
+    assert index.sync() == (0, 0) and index.sync() == (0, 0) and not reads
+    with lib.session() as s:  # a read commits nothing
+        s.query(Tag).count()
+    assert index.sync() == (0, 0) and not reads
+    other = Library.open(load_settings(tmp_path / "data"))  # another process's connection
+    try:
+        with other.session() as s:
+            tag = create_tag(s, "user:Offshore wind", "Offshore wind", TagSource.USER, "wind farms at sea")
+    finally:
+        other.close()
+    assert index.sync() == (1, 0) and reads
+    assert index.match("wind farms at sea")[0].tag_id == tag.id
+    with lib.session() as s:
+        s.query(Tag).filter(Tag.key == "Finance/Audit").one().description = "internal and external audits"
+    assert index.sync() == (1, 0)
+    assert index.match("external audits")[0].key == "Finance/Audit"
+
+
+def test_an_index_in_memory_always_checks_its_tags():
+    """No commit watch without a database file of its own: every sync reads the signature."""
+    from spar_desktop.core.library.commits import CommitWatch
+    from spar_desktop.core.library.database import make_engine
+
+    engine = make_engine("sqlite:///:memory:")
+    watch = CommitWatch(engine)
+    watch.mark(watch.now())
+    assert not watch.unchanged()
+    engine.dispose()
+
+
 def test_a_changed_description_re_embeds_that_tag_only(env):
     lib, encoder = env
     index = TagIndex(lib, encoder)
