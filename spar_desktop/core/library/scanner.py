@@ -32,7 +32,8 @@ from spar_desktop.core.library.paths import (
     DEFAULT_IGNORE_PATTERNS, IgnoreMatcher, display_path, is_within, normalize_root, raw_path_bytes,
 )
 from spar_desktop.core.library.probe import (
-    CONTAINER_FORMATS, NotRegularFile, format_from_name, mtime_datetime, probe_file, special_file_message, special_kind, storable_mtime_ns,
+    CONTAINER_FORMATS, NotRegularFile, format_from_name, mtime_datetime, probe_file, special_file_message,
+    special_kind, storable_mtime_ns,
 )
 from spar_desktop.core.library.probe_result import ProbeResult
 from spar_desktop.core.library.query_indexes import BULK_MAX_EXISTING, ensure_query_indexes
@@ -156,9 +157,8 @@ class Scanner:
 class _ScanRun:
     """State of one scan of one subtree of a root (kept out of Scanner so Scanner is reusable).
 
-    ``unseen`` holds the known files' keys ``(path, size, mtime_ns)`` (known_files.py), loaded by
-    one select; it loses each path the walk finds: what is left at the end of a complete scan is
-    gone from disk. A known file that differs gets its whole stored row then.
+    ``unseen``: the known files' keys ``(path, size, mtime_ns)`` (known_files.py); it loses each path the
+    walk finds, so what is left at the end of a complete scan is gone from disk.
     """
 
     def __init__(self, scanner: Scanner, folder: Folder, subtree: str, report: ScanReport,
