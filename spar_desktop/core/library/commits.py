@@ -29,6 +29,7 @@ class CommitWatch:
         self._lock = threading.Lock()
 
     def _version(self) -> Optional[int]:
+        # The connection lives as long as the watch (its TagIndex); it only ever reads a pragma.
         if self._path is None:
             return None
         try:
@@ -51,10 +52,3 @@ class CommitWatch:
     def unchanged(self) -> bool:
         with self._lock:
             return self._seen is not None and self._version() == self._seen
-
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
-            self._seen = None

@@ -63,7 +63,6 @@ class IgnoreMatcher:
         self._path_re = re.compile("|".join(fnmatch.translate(p) for p in self.path_patterns)) if self.path_patterns else None
         self.glob_hints = _glob_hints(globs)
 
-
     @property
     def name_rules(self) -> tuple[frozenset[str], Optional["re.Pattern[str]"], Optional["re.Pattern[str]"]]:
         """(exact names, compiled name globs or None, compiled path globs or None): for a caller

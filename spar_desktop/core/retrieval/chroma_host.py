@@ -44,9 +44,6 @@ class ChromaHostError(RuntimeError):
         self.type_name = type_name
 
 
-_send, _receive = send, receive
-
-
 class ChromaHostClient:
     """A client whose Chroma runs in a child process; safe to share between threads (calls are
     serialised, as Chroma serialises writes anyway)."""
@@ -96,7 +93,7 @@ class ChromaHostClient:
                 return
             try:
                 if process.poll() is None:
-                    _send(process.stdin, ("shutdown", (), {}))
+                    send(process.stdin, ("shutdown", (), {}))
                 process.stdin.close()  # EOF: the helper stops even if it missed the message
             except (OSError, ValueError):
                 pass
@@ -120,7 +117,7 @@ class ChromaHostClient:
                 log.warning("vector store process exited (code %s); starting it again", self._process.returncode)
                 self._start()
             try:
-                _send(self._process.stdin, (op, args, kwargs))
+                send(self._process.stdin, (op, args, kwargs))
             except (OSError, ValueError) as exc:
                 self._process.wait(STOP_TIMEOUT_S)
                 raise ChromaHostError(f"cannot reach the vector store process: {exc}") from exc
@@ -129,7 +126,7 @@ class ChromaHostClient:
     def _reply(self) -> Any:
         assert self._process is not None
         try:
-            status, *payload = _receive(self._process.stdout)
+            status, *payload = receive(self._process.stdout)
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
             self._process.kill()
             code = self._process.wait()
@@ -213,24 +210,24 @@ def _serve(path: str) -> int:
 
         client = chromadb.PersistentClient(path=path, settings=ChromaSettings(anonymized_telemetry=False))
     except Exception as exc:  # noqa: BLE001 - a damaged store: the app sets it aside and retries
-        _send(channel_out, ("error", type(exc).__name__, str(exc)))
+        send(channel_out, ("error", type(exc).__name__, str(exc)))
         return 1
-    _send(channel_out, ("ok", os.getpid()))
+    send(channel_out, ("ok", os.getpid()))
     handler = _Handler(client)
     while True:
         try:
-            op, args, kwargs = _receive(channel_in)
+            op, args, kwargs = receive(channel_in)
         except (EOFError, OSError):
             return 0
         if op == "shutdown":
-            _send(channel_out, ("ok", None))
+            send(channel_out, ("ok", None))
             return 0
         try:
             reply = ("ok", handler.handle(op, args, kwargs))
         except Exception as exc:  # noqa: BLE001 - every Chroma error goes back to the caller
             reply = ("error", type(exc).__name__, str(exc))
         try:
-            _send(channel_out, reply)
+            send(channel_out, reply)
         except (OSError, ValueError):
             return 0
 
