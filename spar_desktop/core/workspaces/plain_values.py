@@ -8,7 +8,9 @@ from typing import Any, Iterable, TypeVar
 T = TypeVar("T")
 
 _FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+_FLAT: dict[type, bool] = {}  # a dataclass whose fields are all declared scalars
 _SCALARS = frozenset({int, float, str, bool, type(None)})
+_SCALAR_TYPES = frozenset({"int", "float", "str", "bool", int, float, str, bool})
 
 
 def plain(value: Any) -> Any:
@@ -25,6 +27,8 @@ def plain(value: Any) -> Any:
                                         if is_dataclass(value) and not isinstance(value, type) else ())
     # Scalars (five of a matched tag's six values) are kept without a call: 0.27 -> 0.10 s for
     # 50k matched folders.
+    if names and _flat(kind):
+        return dict(value.__dict__)  # a matched tag: 16,660 a keyword at 1M files
     if names:
         out = {}
         for name in names:
@@ -53,3 +57,14 @@ def instances(cls: type[T], rows: Iterable[dict]) -> tuple[T, ...]:
             value = cls(**row)
         out.append(value)
     return tuple(out)
+
+
+def _flat(kind: type) -> bool:
+    """Whether every field of the dataclass ``kind`` is declared int, float, str or bool and its
+    instances keep their fields in ``__dict__`` in order (no slots): then a value's plain form is
+    a copy of its ``__dict__``."""
+    flat = _FLAT.get(kind)
+    if flat is None:
+        flat = _FLAT.setdefault(kind, not hasattr(kind, "__slots__")
+                                and all(f.type in _SCALAR_TYPES for f in fields(kind)))
+    return flat

@@ -35,16 +35,7 @@ from spar_desktop.core.workspaces.request import ParsedRequest
 from spar_desktop.core.workspaces.request_sources import (
     dates_source, group_source, source_suffix, sources_from_json, sources_suffix,
 )
-from spar_desktop.core.workspaces.tag_index import names_one_thing, normalize_words
-
-
-@dataclass(frozen=True)
-class TagChoice:
-    tag_id: int
-    key: str
-    value: str
-    score: float = 1.0
-    how: str = "user"  # exact | lexical | semantic | user | folder
+from spar_desktop.core.workspaces.tag_index import TagChoice, names_one_thing, normalize_words  # noqa: F401 - TagChoice re-exported
 
 
 @dataclass(frozen=True)
@@ -323,7 +314,8 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
     unmatched: list[str] = []
     problems = list(request.problems)
     for kw in request.keywords:
-        matches = [TagChoice(m.tag_id, m.key, m.value, m.score, m.how) for m in tag_index.match(kw, top_n, threshold)]
+        matches = [m if type(m) is TagChoice else TagChoice(m.tag_id, m.key, m.value, m.score, m.how)
+                   for m in tag_index.match(kw, top_n, threshold)]
         if not matches:
             unmatched.append(kw)
             continue

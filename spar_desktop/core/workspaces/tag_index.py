@@ -26,12 +26,27 @@ ANY_ORDER_SCORE = 0.7
 
 
 @dataclass(frozen=True)
-class TagMatch:
+class TagChoice:
+    """A tag chosen for a keyword group: matched (exact | lexical | semantic), chosen by the user,
+    or a folder the request named. A match is already the filter's choice (no copy per match)."""
+
     tag_id: int
     key: str
     value: str
-    score: float
-    how: str  # exact | lexical | semantic
+    score: float = 1.0
+    how: str = "user"  # exact | lexical | semantic | user | folder
+
+
+TagMatch = TagChoice  # what ``TagIndex.match`` returns
+_new_choice = object.__new__
+
+
+def _choice(tag_id: int, key: str, value: str, score: float, how: str) -> TagChoice:
+    """``TagChoice(...)`` without the frozen ``__init__`` (a setattr through ``object.__setattr__``
+    per field): a keyword meets one per same-named folder, 16,660 'reports' at 1M files."""
+    made = _new_choice(TagChoice)
+    made.__dict__.update(tag_id=tag_id, key=key, value=value, score=score, how=how)
+    return made
 
 
 def names_one_thing(keyword: str) -> bool:
@@ -225,7 +240,7 @@ class TagIndex:
             if verdict is None:
                 continue
             score, how = verdict
-            found[tid] = TagMatch(tid, key, value, score, "exact" if how == "exact" else "lexical")
+            found[tid] = _choice(tid, key, value, score, "exact" if how == "exact" else "lexical")
             if how == "partial":
                 partial.add(tid)
             elif how == "any order":
@@ -248,7 +263,7 @@ class TagIndex:
         for tid, key, value, sim in self._neighbours(keyword, top_n, threshold):
             # Cosine similarity can round to just above 1.0: an exact spelling stays 'exact'.
             if tid not in found or (found[tid].how != "exact" and found[tid].score < sim):
-                found[tid] = TagMatch(tid, key, value, round(float(sim), 4), "semantic")
+                found[tid] = _choice(tid, key, value, round(float(sim), 4), "semantic")
         if found:
             floor = relative * max(m.score for m in found.values())
             if any_order:
