@@ -29,6 +29,7 @@ from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import TagSource
 from spar_desktop.ui.base import window_state
 from spar_desktop.ui.base.file_manager import reveal_in_file_manager
+from spar_desktop.ui.base.interaction import watch_interaction
 from spar_desktop.ui.base.status_bar import ElidingStatusBar, WordElidedLabel
 from spar_desktop.ui.base.task_list import TaskListWidget
 from spar_desktop.ui.base.tasks import TaskRunner
@@ -198,6 +199,8 @@ class MainWindow(QMainWindow):
         self.file_panel.table.customContextMenuRequested.connect(self._table_menu)
         self.file_panel.table.horizontalHeader().sortIndicatorChanged.connect(
             lambda column, order: setattr(c, "sort", (column, order == Qt.SortOrder.DescendingOrder)))
+        watch_interaction(self.runner.user_activity, self.file_panel.table, self.tag_panel.tree_view,
+                          self.tag_panel.filter_view)
         self.details.open_requested.connect(self.open_current)
         self.details.reveal_requested.connect(self.reveal_current)
         self.details.view_requested.connect(self.view_current)

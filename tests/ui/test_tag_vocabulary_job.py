@@ -66,3 +66,51 @@ def test_workspaces_and_the_vocabulary_job_start_once_the_library_shows(qtbot, s
     assert window.tag_panel.model.rowCount() > 0
     window.close()
     lib.close()
+
+
+class _Clock:
+    """The user-activity gate's clock, moved by the test (nothing depends on the machine's speed)."""
+
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_vocabulary_job_gives_way_while_the_user_expands_tags_and_ends_once_the_window_is_quiet(
+        qtbot, window, tmp_path):
+    """On two cores the job's encoder took the CPU the UI thread needed while the user scrolled
+    (stop 42: 3-5.7 s of run-queue wait in 80 page steps at 1M files): it waits at its checks
+    while the user works the window, and a task the user waits for does not."""
+    controller = window.workspaces
+    qtbot.waitUntil(lambda: controller.service is not None, timeout=UI_TIMEOUT_MS)
+    share = write_share(tmp_path / "share")
+    window.controller.start_scan(str(share))
+    qtbot.waitUntil(lambda: window.runner.is_idle() and window.tag_panel.model.rowCount() > 0, timeout=UI_TIMEOUT_MS)
+    clock = _Clock()
+    window.runner.user_activity.clock = clock
+
+    view, model = window.tag_panel.tree_view, window.tag_panel.model
+    folders = next(model.index(r, 0) for r in range(model.rowCount()) if model.hasChildren(model.index(r, 0)))
+    view.collapse(folders)
+    view.expand(folders)  # the user opens a tag: the activity is touched through the view's signal
+    assert window.runner.user_activity.quiet_left() > 0
+
+    (share / "Legal/Falcon/2021/contracts").mkdir(parents=True)  # new tags: the job has work to do
+    (share / "Legal/Falcon/2021/contracts/c.txt").write_text("contract for Falcon", encoding="utf-8")
+    jobs = []
+    window.runner.task_started.connect(lambda h: jobs.append(h) if h.title == "Preparing the tag vocabulary" else None)
+    window.controller.start_scan(str(share))
+    qtbot.waitUntil(lambda: bool(jobs), timeout=UI_TIMEOUT_MS)
+    foreground = window.runner.run(lambda progress, cancel: cancel.raise_if_cancelled() or "done", title="asked for")
+    qtbot.waitUntil(lambda: foreground.done, timeout=UI_TIMEOUT_MS)
+    assert foreground.result == "done"  # a task the user waits for never waits for the window
+    qtbot.wait(600)
+    assert not jobs[-1].done  # the clock has not moved: the user is still at it
+
+    clock.now += 5.0  # the window has been quiet for longer than the gate asks
+    qtbot.waitUntil(lambda: jobs[-1].done and window.runner.is_idle(), timeout=UI_TIMEOUT_MS)
+    assert jobs[-1].state.value == "succeeded"
+    assert controller.service.manager.tag_index.pending() == 0
+    assert window.runner.user_activity.waited_s > 0

@@ -39,7 +39,7 @@ from typing import Any, Awaitable, Callable, Generic, Optional, TypeVar
 from PySide6.QtCore import QObject, QRunnable, Qt, QThreadPool, Signal
 
 from spar_desktop.core.changes import NOTHING, Changes, changes_of
-from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback
+from spar_desktop.core.progress import Cancelled, CancelToken, Progress, ProgressCallback, UserActivity
 from spar_desktop.core.storage_errors import storage_failure
 
 log = logging.getLogger(__name__)
@@ -125,13 +125,14 @@ class TaskHandle(QObject, Generic[T]):
     progress_changed = Signal(object)  # Progress
     finished = Signal()  # after the callbacks ran (or were dropped)
 
-    def __init__(self, task_id: int, title: str, key: Optional[str], visible: bool, parent: QObject) -> None:
+    def __init__(self, task_id: int, title: str, key: Optional[str], visible: bool, parent: QObject,
+                 yield_to: Optional[UserActivity] = None) -> None:
         super().__init__(parent)
         self.task_id = task_id
         self.title = title
         self.key = key
         self.visible = visible
-        self.token = CancelToken()
+        self.token = CancelToken(yield_to)
         self.state = TaskState.RUNNING
         self.progress: Optional[Progress] = None
         self.result: Any = None
@@ -170,6 +171,8 @@ class TaskRunner(QObject):
         self._running: dict[int, TaskHandle] = {}
         self._latest: dict[str, TaskHandle] = {}
         self._closed = False
+        # The window touches it while the user scrolls or expands; ``background`` tasks give way.
+        self.user_activity = UserActivity()
 
     # ------------------------------------------------------------------ submitting
     def run(self, op: Op[T], *, title: str,
@@ -177,13 +180,16 @@ class TaskRunner(QObject):
             on_failure: Optional[Callable[[TaskError], None]] = None,
             on_progress: Optional[Callable[[Progress], None]] = None,
             on_cancelled: Optional[Callable[[], None]] = None,
-            key: Optional[str] = None, visible: bool = True, changes: Changes = NOTHING) -> TaskHandle[T]:
+            key: Optional[str] = None, visible: bool = True, changes: Changes = NOTHING,
+            background: bool = False) -> TaskHandle[T]:
         """Start ``op(progress, cancel)`` on the pool; see the module docstring.
 
         ``visible=False`` keeps quick housekeeping (table reloads) out of the task list.
+        ``background``: work no one waits for (the tag vocabulary): each of its cancel checks
+        first waits while the user works the window (``user_activity``).
         ``changes``: what the op may write, announced on ``changed`` when it ends.
         """
-        handle = self._new_handle(title, key, visible)
+        handle = self._new_handle(title, key, visible, background)
         if handle.done:
             return handle
         signals = _WorkerSignals(handle)
@@ -312,10 +318,11 @@ class TaskRunner(QObject):
         return self._pool.waitForDone(wait_ms)
 
     # ------------------------------------------------------------------ internals
-    def _new_handle(self, title: str, key: Optional[str], visible: bool) -> TaskHandle:
+    def _new_handle(self, title: str, key: Optional[str], visible: bool, background: bool = False) -> TaskHandle:
         """A handle for a new task, registered under ``key`` (superseding an older one); already
         CANCELLED when the runner is shut down (a timer firing while the window closes)."""
-        handle: TaskHandle = TaskHandle(next(self._ids), title, key, visible, self)
+        handle: TaskHandle = TaskHandle(next(self._ids), title, key, visible, self,
+                                        self.user_activity if background else None)
         if self._closed:
             log.debug("not starting %r: the runner is shut down", title)
             handle.token.cancel()

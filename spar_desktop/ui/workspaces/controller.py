@@ -125,7 +125,7 @@ class WorkspaceController(QObject):
         if self.service is None:
             return None
         return self.runner.run(partial(ops.prepare_vocabulary, self.service), title="Preparing the tag vocabulary",
-                               key=VOCABULARY_JOB, on_failure=self._vocabulary_failed)
+                               key=VOCABULARY_JOB, on_failure=self._vocabulary_failed, background=True)
 
     def _vocabulary_failed(self, err: TaskError) -> None:
         """Not the user's action: logged and said in the status bar; a request embeds what is left."""
