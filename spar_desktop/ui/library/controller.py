@@ -282,7 +282,7 @@ class LibraryController(QObject):
             self.tagging_finished.emit(report)
 
         return self.runner.run(partial(tagging_op, self.library, settings, use_llm), title="Suggesting tags",
-                               key=JOB_KEY, on_success=done, on_failure=self._failed)
+                               key=JOB_KEY, on_success=done, on_failure=self._failed, background=True)
 
     def import_taxonomy(self, path: str) -> None:
         self.runner.run(partial(ops.import_taxonomy_file, self.library, path), title="Importing taxonomy",

@@ -143,6 +143,6 @@ class LiveRelations(QObject):
         handle = f.window.runner.run(
             partial(ops.update_graph, f.window.library, workspace, method),
             title=f"Updating relations ({label}, {where})", key=TASK_KEY, on_success=done, on_failure=failed,
-            on_progress=progressed, on_cancelled=cancelled)
+            on_progress=progressed, on_cancelled=cancelled, background=True)
         handle.finished.connect(ended)
         return handle

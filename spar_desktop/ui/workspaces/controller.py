@@ -205,7 +205,8 @@ class WorkspaceController(QObject):
         op = ops.update_in_background if background else ops.build_workspace
         handle = self.runner.run(partial(op, self.service, name), title=title,
                                  key=build_key(name), on_progress=lambda p: self.build_progress.emit(name, p),
-                                 on_success=done, on_failure=failed, on_cancelled=cancelled, changes=WORKSPACES)
+                                 on_success=done, on_failure=failed, on_cancelled=cancelled, changes=WORKSPACES,
+                                 background=background)
         self.build_progress.emit(name, Progress(0, None, "starting"))
         self.refresh()  # the row now says 'building'
         return handle
