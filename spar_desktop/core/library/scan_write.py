@@ -146,19 +146,10 @@ class BatchWriter:
         rows = [row for row, _, _ in pending_new]
         for row in rows:
             row["first_seen_at"] = now
-        # Plain executemany (no RETURNING: several times faster on SQLite); the new ids
-        # are then read back in one select of the ids above the largest id before the
-        # insert, matched by path (unique). Rows another writer added meanwhile are
-        # ignored; a path not found that way (ids not assigned in order) is looked up.
+        # Plain executemany (no RETURNING: several times faster on SQLite); then the new ids.
         top = conn.execute(select(func.max(File.id))).scalar() or 0
         insert_rows(conn, File.__table__, rows)
-        paths = [r["path"] for r in rows]
-        id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
-        lost = [p for p in paths if p not in id_of]
-        for i in range(0, len(lost), 500):
-            id_of.update(conn.execute(
-                select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
-        ids = [id_of[p] for p in paths]
+        ids = self._new_ids(conn, top, rows)
         self._insert_links(conn, self._tag_links(s, ids, rows))
         for row, shown, result in pending_new:
             if result.status != FileStatus.OK:
@@ -167,6 +158,27 @@ class BatchWriter:
         for file_id, (row, shown, result) in zip(ids, pending_new):
             if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
                 self._sync_children(s, file_id, row, tally)
+
+    @staticmethod
+    def _new_ids(conn, top: int, rows: list[dict]) -> list[int]:
+        """The ids of ``rows``, just inserted in this order into a table whose largest id was ``top``.
+        SQLite gives each row without an id the largest rowid + 1, so when the table now holds exactly
+        len(rows) ids above ``top``, and they end at top + len(rows), they are top + 1, top + 2, ...
+        in the rows' order (this transaction holds the write lock: no other writer's rows among
+        them). Otherwise (another dialect) the ids above ``top`` are read back and matched by path
+        (unique): rows another writer added are ignored, a path not found that way is looked up."""
+        n = len(rows)
+        if conn.dialect.name == "sqlite":
+            count, last = conn.execute(select(func.count(), func.max(File.id)).where(File.id > top)).one()
+            if count == n and last == top + n:
+                return list(range(top + 1, top + n + 1))
+        paths = [r["path"] for r in rows]
+        id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
+        lost = [p for p in paths if p not in id_of]
+        for i in range(0, len(lost), 500):
+            id_of.update(conn.execute(
+                select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
+        return [id_of[p] for p in paths]
 
     def _write_changed(self, s, pending_changed: list[ChangedFile], tally: ScanReport, now) -> None:
         conn = s.connection()
