@@ -14,7 +14,7 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any, Callable, Optional
 
-from sqlalchemy import Connection, Select, Table, insert
+from sqlalchemy import Connection, Select, Table, func, insert, select
 
 _Plan = tuple[str, tuple[str, ...], tuple[Optional[Callable], ...], tuple[tuple[str, object], ...]]
 _plans: dict[tuple[int, str, tuple[str, ...]], Optional[_Plan]] = {}
@@ -98,6 +98,18 @@ def _converted(values, process: Callable) -> list:
             last_out = process(v)
             append(last_out)
     return out
+
+
+def ids_appended(conn: Connection, id_column, top: int, n: int) -> Optional[list[int]]:
+    """The ids of ``n`` rows just inserted, in order and without ids of their own, into a table whose
+    largest id was ``top``, when SQLite says so: it gives each such row the largest rowid + 1, so if the
+    table now holds exactly ``n`` ids above ``top`` and the largest is top + n, they are top + 1, ...,
+    top + n in insert order (the transaction holds the write lock: no other writer's rows among
+    them). None on other dialects or when the ids are not that: read them back another way."""
+    if conn.dialect.name != "sqlite":
+        return None
+    count, last = conn.execute(select(func.count(), func.max(id_column)).where(id_column > top)).one()
+    return list(range(top + 1, top + n + 1)) if count == n and last == top + n else None
 
 
 def insert_tuples(conn: Connection, table: Table, keys: tuple[str, ...], rows: list[tuple],

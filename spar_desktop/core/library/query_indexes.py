@@ -16,7 +16,6 @@ stay: the scan's own lookups, and cascading deletes of a container's children, u
 from __future__ import annotations
 
 import logging
-import os
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
@@ -90,10 +89,6 @@ def ensure_query_indexes(engine: Engine) -> list[str]:
 # beyond it to a temporary file: at 1M files the nine builds took 42 s instead of 57 s (wall,
 # loaded machine, same CPU) for ~130 MB more peak memory, which must not grow without bound.
 SORT_IN_MEMORY_MAX_FILES = 2_000_000
-# Helper threads (beside its own) SQLite's sorter may use for an index build (sorting the chunks of keys that do not
-# fit in the cache while the table is still being read, and merging them): the scan's probing helper
-# has ended by then, so the second core is free. SQLite caps it at its compiled maximum (8 here).
-SORT_THREADS = max(0, min(4, (os.cpu_count() or 1) - 1))
 
 
 @contextmanager
@@ -105,10 +100,8 @@ def _sort_memory(conn: Connection) -> Iterator[None]:
         return
     before = conn.exec_driver_sql("PRAGMA cache_size").scalar()
     store = conn.exec_driver_sql("PRAGMA temp_store").scalar()
-    threads = conn.exec_driver_sql("PRAGMA threads").scalar()
     rows = conn.exec_driver_sql("SELECT max(id) FROM files").scalar() or 0  # from the rowid B-tree: instant
     conn.exec_driver_sql("PRAGMA cache_size=-65536")
-    conn.exec_driver_sql(f"PRAGMA threads={SORT_THREADS}")
     if rows > SORT_IN_MEMORY_MAX_FILES:
         conn.exec_driver_sql("PRAGMA temp_store=FILE")
     try:
@@ -116,7 +109,6 @@ def _sort_memory(conn: Connection) -> Iterator[None]:
     finally:
         conn.exec_driver_sql(f"PRAGMA cache_size={int(before)}")
         conn.exec_driver_sql(f"PRAGMA temp_store={int(store)}")
-        conn.exec_driver_sql(f"PRAGMA threads={int(threads or 0)}")
 
 
 def restore_at_open(engine: Engine, scan_lock: Optional[Path]) -> list[str]:

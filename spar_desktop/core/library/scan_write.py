@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
-from spar_desktop.core.library.bulk import insert_rows, insert_tuples
+from spar_desktop.core.library.bulk import ids_appended, insert_rows, insert_tuples
 from spar_desktop.core.library.children import ContainerListing, read_container, remove_children, sync_children
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, TagSource, utcnow
@@ -161,17 +161,13 @@ class BatchWriter:
 
     @staticmethod
     def _new_ids(conn, top: int, rows: list[dict]) -> list[int]:
-        """The ids of ``rows``, just inserted in this order into a table whose largest id was ``top``.
-        SQLite gives each row without an id the largest rowid + 1, so when the table now holds exactly
-        len(rows) ids above ``top``, and they end at top + len(rows), they are top + 1, top + 2, ...
-        in the rows' order (this transaction holds the write lock: no other writer's rows among
-        them). Otherwise (another dialect) the ids above ``top`` are read back and matched by path
-        (unique): rows another writer added are ignored, a path not found that way is looked up."""
-        n = len(rows)
-        if conn.dialect.name == "sqlite":
-            count, last = conn.execute(select(func.count(), func.max(File.id)).where(File.id > top)).one()
-            if count == n and last == top + n:
-                return list(range(top + 1, top + n + 1))
+        """The ids of ``rows``, just inserted in this order into files whose largest id was ``top``:
+        on SQLite from the rowid rule (``ids_appended``); else (or when that cannot tell) the ids
+        above ``top`` are read back and matched by path (unique): rows another writer added are
+        ignored, a path not found that way is looked up."""
+        ids = ids_appended(conn, File.id, top, len(rows))
+        if ids is not None:
+            return ids
         paths = [r["path"] for r in rows]
         id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
         lost = [p for p in paths if p not in id_of]
