@@ -10,9 +10,11 @@ executemany, which SQLAlchemy turns into batched multi-row INSERTs (insertmanyva
 
 from __future__ import annotations
 
+from datetime import datetime
+from operator import itemgetter
 from typing import Any, Callable, Optional
 
-from sqlalchemy import Connection, Select, Table, insert
+from sqlalchemy import Connection, Select, Table, func, insert, select
 
 _Plan = tuple[str, tuple[str, ...], tuple[Optional[Callable], ...], tuple[tuple[str, object], ...]]
 _plans: dict[tuple[int, str, tuple[str, ...]], Optional[_Plan]] = {}
@@ -57,28 +59,57 @@ def insert_rows(conn: Connection, table: Table, rows: list[dict]) -> None:
         conn.execute(insert(table), rows)
         return
     sql, keys, procs, defaults = plan
-    tail = [v for _, v in defaults]
-    # Processors are pure: None (JSON's 'null', most of a batch) and a value repeated from the
-    # row before (one first_seen_at per batch) are converted once, not once per row.
-    convert = [[i, p, None, p(None), None] for i, p in enumerate(procs) if p is not None]
-    params = []
-    append = params.append
-    for row in rows:
-        values = [row[k] for k in keys]
-        if tail:
-            values.extend(tail)
-        for c in convert:
-            i = c[0]
-            v = values[i]
-            if v is None:
-                values[i] = c[3]
-            elif v is c[2]:
-                values[i] = c[4]
-            else:
-                c[2] = v
-                values[i] = c[4] = c[1](v)
-        append(tuple(values))
-    conn.exec_driver_sql(sql, params)
+    # Column by column: the rows' values are gathered and zipped back into tuples in C
+    # (itemgetter, zip), and only the columns with a bind processor are walked in Python.
+    n = len(rows)
+    get = itemgetter(*keys)
+    columns: list = list(zip(*map(get, rows))) if len(keys) > 1 else [[get(r) for r in rows]]
+    for i, process in enumerate(procs):
+        if i >= len(keys):
+            value = defaults[i - len(keys)][1]
+            columns.append([value if process is None else process(value)] * n)
+        elif process is not None:
+            columns[i] = _converted(columns[i], process)
+    conn.exec_driver_sql(sql, list(zip(*columns)))
+
+
+def _converted(values, process: Callable) -> list:
+    """One column's values through its bind processor. Processors are pure: None (JSON's 'null',
+    most of a batch), a value repeated from the row before, and a naive datetime met before in
+    the batch (a scan's dates: one first_seen_at, shared mtimes) are converted once."""
+    out = []
+    append = out.append
+    none = process(None)
+    seen: dict = {}
+    last = last_out = None
+    for v in values:
+        if v is None:
+            append(none)
+        elif v is last:
+            append(last_out)
+        elif v.__class__ is datetime and v.tzinfo is None:  # equal naive datetimes: the same text
+            last = v
+            last_out = seen.get(v)
+            if last_out is None:
+                last_out = seen[v] = process(v)
+            append(last_out)
+        else:
+            last = v
+            last_out = process(v)
+            append(last_out)
+    return out
+
+
+def ids_appended(conn: Connection, id_column, top: int, n: int) -> Optional[list[int]]:
+    """The ids of ``n`` rows just inserted, in order and without ids of their own, into a table whose
+    largest id was ``top``, when SQLite says so: it gives each such row the largest rowid + 1, so if the
+    table now holds exactly ``n`` ids above ``top`` and the largest is top + n, they are top + 1, ...,
+    top + n in insert order (the transaction holds the write lock: no other writer's rows among
+    them). None on other dialects or when the ids are not that: read them back another way."""
+    if conn.dialect.name != "sqlite":
+        return None
+    count, last = conn.execute(select(func.count(), func.max(id_column)).where(id_column > top)).one()
+    return list(range(top + 1, top + n + 1)) if count == n and last == top + n else None
 
 
 def insert_tuples(conn: Connection, table: Table, keys: tuple[str, ...], rows: list[tuple],

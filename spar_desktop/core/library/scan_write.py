@@ -12,7 +12,7 @@ from sqlalchemy.exc import OperationalError
 
 from spar_desktop.core.documents.budget import ExtractionBudget
 from spar_desktop.core.documents.virtual import VIRTUAL_SEP
-from spar_desktop.core.library.bulk import insert_rows, insert_tuples
+from spar_desktop.core.library.bulk import ids_appended, insert_rows, insert_tuples
 from spar_desktop.core.library.children import ContainerListing, read_container, remove_children, sync_children
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.models import File, FileStatus, FileTag, TagSource, utcnow
@@ -146,19 +146,10 @@ class BatchWriter:
         rows = [row for row, _, _ in pending_new]
         for row in rows:
             row["first_seen_at"] = now
-        # Plain executemany (no RETURNING: several times faster on SQLite); the new ids
-        # are then read back in one select of the ids above the largest id before the
-        # insert, matched by path (unique). Rows another writer added meanwhile are
-        # ignored; a path not found that way (ids not assigned in order) is looked up.
+        # Plain executemany (no RETURNING: several times faster on SQLite); then the new ids.
         top = conn.execute(select(func.max(File.id))).scalar() or 0
         insert_rows(conn, File.__table__, rows)
-        paths = [r["path"] for r in rows]
-        id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
-        lost = [p for p in paths if p not in id_of]
-        for i in range(0, len(lost), 500):
-            id_of.update(conn.execute(
-                select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
-        ids = [id_of[p] for p in paths]
+        ids = self._new_ids(conn, top, rows)
         self._insert_links(conn, self._tag_links(s, ids, rows))
         for row, shown, result in pending_new:
             if result.status != FileStatus.OK:
@@ -167,6 +158,23 @@ class BatchWriter:
         for file_id, (row, shown, result) in zip(ids, pending_new):
             if row["format"] in CONTAINER_FORMATS and row["status"] == FileStatus.OK:
                 self._sync_children(s, file_id, row, tally)
+
+    @staticmethod
+    def _new_ids(conn, top: int, rows: list[dict]) -> list[int]:
+        """The ids of ``rows``, just inserted in this order into files whose largest id was ``top``:
+        on SQLite from the rowid rule (``ids_appended``); else (or when that cannot tell) the ids
+        above ``top`` are read back and matched by path (unique): rows another writer added are
+        ignored, a path not found that way is looked up."""
+        ids = ids_appended(conn, File.id, top, len(rows))
+        if ids is not None:
+            return ids
+        paths = [r["path"] for r in rows]
+        id_of = dict(conn.execute(select(File.path, File.id).where(File.id > top)).all())
+        lost = [p for p in paths if p not in id_of]
+        for i in range(0, len(lost), 500):
+            id_of.update(conn.execute(
+                select(File.path, File.id).where(File.path.in_(lost[i:i + 500]))).all())
+        return [id_of[p] for p in paths]
 
     def _write_changed(self, s, pending_changed: list[ChangedFile], tally: ScanReport, now) -> None:
         conn = s.connection()

@@ -16,7 +16,7 @@ from typing import Iterable, Mapping, Optional
 from sqlalchemy import delete, func, select
 from sqlalchemy.orm import Session
 
-from spar_desktop.core.library.bulk import insert_rows
+from spar_desktop.core.library.bulk import ids_appended, insert_rows
 from spar_desktop.core.library.models import FileTag, Tag, TagEdge, TagSource, utcnow
 from spar_desktop.core.library.raw_rows import driver_rows, ids_in
 from spar_desktop.core.library.tag_counts import file_counts
@@ -63,8 +63,8 @@ class TagCache:
 
     def ensure_chains(self, session: Session, chains: list[tuple[list[tuple[str, str]], str]]) -> list[int]:
         """Create the tags of parent→child (specs, source) chains where missing, in a few
-        statements: the missing tags in one executemany, their ids in one select per 500 keys,
-        the missing edges in one more.
+        statements: the missing tags in one executemany, their ids from SQLite's rowid rule
+        (``ids_appended``) or else in one select per 500 keys, the missing edges in one more.
         Returns the deepest tag id of each chain. Core inserts: no ORM object per tag."""
         new: dict[str, dict] = {}
         for specs, source in chains:
@@ -73,10 +73,15 @@ class TagCache:
                     new[key] = {"key": key, "value": label, "source": source, "created_at": utcnow()}
         if new:
             conn = session.connection()
+            top = conn.execute(select(func.max(Tag.id))).scalar() or 0
             insert_rows(conn, Tag.__table__, list(new.values()))
             keys = list(new)
-            for i in range(0, len(keys), 500):
-                self.ids.update(conn.execute(select(Tag.key, Tag.id).where(Tag.key.in_(keys[i:i + 500]))).all())
+            ids = ids_appended(conn, Tag.id, top, len(keys))
+            if ids is not None:
+                self.ids.update(zip(keys, ids))
+            else:
+                for i in range(0, len(keys), 500):
+                    self.ids.update(conn.execute(select(Tag.key, Tag.id).where(Tag.key.in_(keys[i:i + 500]))).all())
         edges = []
         deepest = []
         for specs, _ in chains:

@@ -12,13 +12,14 @@ import textwrap
 import zipfile
 from pathlib import Path
 
-from sqlalchemy import select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import aliased
 
 from spar_desktop.core.config import load_settings
+from spar_desktop.core.library.bulk import ids_appended, insert_rows
 from spar_desktop.core.library.database import Library
 from spar_desktop.core.library.file_pages import file_page
-from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag, TagEdge
+from spar_desktop.core.library.models import File, FileStatus, FileTag, Tag, TagEdge, utcnow
 from spar_desktop.core.library.queries import FileFilter, find_files
 from spar_desktop.core.library.query_indexes import missing_query_indexes, query_indexes
 from spar_desktop.core.library.scanner import Scanner
@@ -176,5 +177,27 @@ def test_a_rescan_or_a_scan_into_a_full_index_keeps_the_indexes(tmp_path, monkey
         monkeypatch.setattr("spar_desktop.core.library.scanner.BULK_MAX_EXISTING", 10)
         assert Scanner(lib, batch_size=8).scan_one(str(other)).new > 40
         assert dropped == []
+    finally:
+        lib.close()
+
+
+def test_ids_of_appended_rows_come_from_the_rowid_rule_only_when_it_holds(tmp_path):
+    """The scan takes a batch's new ids as top + 1 ... top + n only when the table says nothing else
+    is there; a row of another writer above ``top`` sends it back to reading the ids by key."""
+    lib = Library.open(load_settings(tmp_path / "data"))
+    try:
+        with lib.engine.begin() as conn:
+            top = conn.execute(select(func.max(Tag.id))).scalar() or 0
+            rows = [{"key": f"k{i}", "value": f"v{i}", "source": "user", "created_at": utcnow()} for i in range(5)]
+            insert_rows(conn, Tag.__table__, rows)
+            ids = ids_appended(conn, Tag.id, top, len(rows))
+            assert ids == list(range(top + 1, top + 6))
+            assert dict(conn.execute(select(Tag.key, Tag.id).where(Tag.id > top)).all()) == dict(
+                zip([r["key"] for r in rows], ids))
+            top = max(ids)
+            conn.execute(insert(Tag.__table__).values(id=top + 10, key="other", value="other", source="user",
+                                                      created_at=utcnow()))
+            insert_rows(conn, Tag.__table__, [dict(rows[0], key="late")])
+            assert ids_appended(conn, Tag.id, top, 1) is None
     finally:
         lib.close()
