@@ -19,7 +19,9 @@ offscreen, no watcher, the engine preload as app.py starts it) and reports:
 - ``sort``: clicking the Size header: time until the table shows that order, and the gaps;
 - with ``--early``, ``scroll_early``: 60 pages and 20 drags as soon as the table and the tags show,
   while the start-up's background work (the rest of the listing, workspaces, the engine preload, the
-  vocabulary job) runs; the phases above come after it, once the runner is idle.
+  vocabulary job) runs; the phases above come after it, once the runner is idle;
+- with ``--mid``, ``scroll_mid``: the same once the vocabulary job has encoded its first batch (its
+  ``job_waited_s``: how long background work gave way to the scrolling).
 ``--probe`` (benchmarks/stall_probe.py) splits each gap over 50 ms into the UI thread's CPU, its
 run-queue wait, the rest (blocked: the GIL), collections, other threads' CPU and the host's steal;
 ``call_ms``: the synchronous part of each step (the scroll bar's setValue, the view's expand).
@@ -198,6 +200,13 @@ def measure(data: Path, files: int, timeout: float) -> dict:
                                                       cpu_at.setdefault("tags", time.process_time() - cpu0)))
     tasks: list[tuple[str, float]] = []
     window.runner.task_finished.connect(lambda h: tasks.append((h.title, round(time.perf_counter() - t0, 2))))
+    encoding: list[bool] = []  # the vocabulary job has encoded a batch (--mid)
+
+    def watch_job(handle) -> None:
+        if handle.title == "Preparing the tag vocabulary":
+            handle.progress_changed.connect(lambda p: encoding.append(True) if p.done and "embedded" in p.message else None)
+
+    window.runner.task_started.connect(watch_job)
 
     def ready_now() -> bool:
         if not table_at and fp.model.total > 0:
@@ -210,6 +219,12 @@ def measure(data: Path, files: int, timeout: float) -> dict:
         out["until_shown"] = beat.take()
         out["scroll_early"] = {"at_s": round(time.perf_counter() - t0, 2), **_scroll(app, fp, beat, 60, 20, seed=11),
                                "tasks_running": [h.title for h in window.runner._running.values()]}
+        fp.table.verticalScrollBar().setValue(0)
+    if os.environ.get("SPAR_MID_SCROLL"):  # --mid: scroll while the vocabulary job encodes
+        _wait(app, lambda: bool(encoding) or window.runner.is_idle(), timeout)
+        out["scroll_mid"] = {"at_s": round(time.perf_counter() - t0, 2), **_scroll(app, fp, beat, 60, 20, seed=13),
+                             "tasks_running": [h.title for h in window.runner._running.values()],
+                             "job_waited_s": round(getattr(getattr(window.runner, "user_activity", None), "waited_s", 0.0), 2)}
         fp.table.verticalScrollBar().setValue(0)
     ready = _wait(app, ready_now, timeout)
     out.update(tags_s=round(tags_at[0], 2) if tags_at else None, tasks=tasks[:40],
@@ -251,11 +266,15 @@ def main() -> None:
     ap.add_argument("--probe", action="store_true", help="split each gap over 50 ms (benchmarks/stall_probe.py)")
     ap.add_argument("--early", action="store_true",
                     help="also scroll as soon as the table and tags show, while the start-up's background work runs")
+    ap.add_argument("--mid", action="store_true",
+                    help="also scroll once the tag vocabulary job is encoding (it gives way to the user since stop 44)")
     args = ap.parse_args()
     if args.probe:
         os.environ["SPAR_STALL_PROBE"] = "1"
     if args.early:
         os.environ["SPAR_EARLY_SCROLL"] = "1"
+    if args.mid:
+        os.environ["SPAR_MID_SCROLL"] = "1"
     work = Path(tempfile.mkdtemp(prefix="spar-app-scale-"))
     result: dict = {"benchmark": "app_at_scale", "files": args.files, "load_avg_start": os.getloadavg()}
     try:

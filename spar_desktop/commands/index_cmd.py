@@ -80,7 +80,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print_stale_workspaces(library) -> None:
-    """Built workspaces this scan left behind: say so, with the command that updates them."""
+    """Built workspaces this scan left behind: say so, with the command that updates them. An
+    index without a built workspace (every first scan) is told by one query, without importing the
+    workspaces (0.27 s of a scan's command)."""
+    from sqlalchemy import select
+
+    from spar_desktop.core.workspaces.models import Workspace
+
+    with library.session() as s:
+        if s.scalar(select(Workspace.id).where(Workspace.built_at.is_not(None)).limit(1)) is None:
+            return
     from spar_desktop.core.workspaces.manager import Workspaces
 
     for name, fresh in Workspaces(library).out_of_date():
