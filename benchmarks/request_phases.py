@@ -20,20 +20,11 @@ from spar_desktop.cli import main  # noqa: E402 - imports are the first phase me
 import spar_desktop.commands.ws_cmd  # noqa: E402,F401
 import spar_desktop.core.workspaces.manager as manager  # noqa: E402
 
-PHASES: dict[str, float] = {"imports": time.process_time() - T0}
+from phase_timer import Phases  # noqa: E402 - benchmarks/, beside this script
 
-
-def timed(owner, name: str, label: str) -> None:
-    fn = getattr(owner, name)
-
-    def wrapper(*args, **kwargs):
-        t = time.process_time()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            PHASES[label] = PHASES.get(label, 0.0) + time.process_time() - t
-
-    setattr(owner, name, wrapper)
+IMPORTS_S = time.process_time() - T0
+PHASES = Phases(time.process_time)
+timed = PHASES.wrap
 
 
 def instrument() -> None:
@@ -59,7 +50,8 @@ def instrument() -> None:
 if __name__ == "__main__":
     instrument()
     code = main(sys.argv[1:])
-    PHASES["total"] = time.process_time() - T0
-    print(json.dumps({"argv": sys.argv[1:], "exit_code": code, "cpu_s": {k: round(v, 2) for k, v in PHASES.items()},
+    cpu = {"imports": IMPORTS_S, **{label: row[0] for label, row in PHASES.totals.items()},
+           "total": time.process_time() - T0}
+    print(json.dumps({"argv": sys.argv[1:], "exit_code": code, "cpu_s": {k: round(v, 2) for k, v in cpu.items()},
                       "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024}, indent=1),
           file=sys.stderr)

@@ -314,8 +314,7 @@ def build_filter(library: Library, request: ParsedRequest, tag_index, top_n: int
     unmatched: list[str] = []
     problems = list(request.problems)
     for kw in request.keywords:
-        matches = [m if type(m) is TagChoice else TagChoice(m.tag_id, m.key, m.value, m.score, m.how)
-                   for m in tag_index.match(kw, top_n, threshold)]
+        matches = tag_index.match(kw, top_n, threshold)  # TagChoices already
         if not matches:
             unmatched.append(kw)
             continue

@@ -17,7 +17,7 @@ from spar_desktop.core.library.tags import descendant_ids
 from spar_desktop.core.tagging.summaries import summary_similarity
 from spar_desktop.core.workspaces.ranking import Ranking, ScoredFile, _mark, _score
 from spar_desktop.core.workspaces.tag_index import (
-    ANY_ORDER_SCORE, INDEXED_SOURCES, TagMatch, _contains, normalize_words,
+    ANY_ORDER_SCORE, INDEXED_SOURCES, TagChoice, _contains, normalize_words,
 )
 
 
@@ -79,12 +79,12 @@ def reference_rank(library: Library, hard: FileFilter, groups: Sequence[Mapping[
     return Ranking(len(pool), len(scored), budget, tuple(admitted), len(likeness), unsummarised)
 
 
-def reference_lexical(library: Library, keyword: str) -> dict[int, TagMatch]:
+def reference_lexical(library: Library, keyword: str) -> dict[int, TagChoice]:
     """Exact and lexical matches of ``keyword`` over every indexed tag (the pre-issue-29 loop)."""
     with library.session() as s:
         lexicon = {t.id: (t.key, t.value, tuple(normalize_words(t.value)))
                    for t in s.scalars(select(Tag).where(Tag.source.in_(INDEXED_SOURCES)))}
-    found: dict[int, TagMatch] = {}
+    found: dict[int, TagChoice] = {}
     kw_words = normalize_words(keyword)
     kw_text = " ".join(kw_words)
     partial: set[int] = set()
@@ -92,14 +92,14 @@ def reference_lexical(library: Library, keyword: str) -> dict[int, TagMatch]:
         if not words:
             continue
         if " ".join(words) == kw_text:
-            found[tid] = TagMatch(tid, key, value, 1.0, "exact")
+            found[tid] = TagChoice(tid, key, value, 1.0, "exact")
         elif len(words) >= 1 and _contains(kw_words, words) and len(" ".join(words)) >= 3:
-            found[tid] = TagMatch(tid, key, value, round(0.6 + 0.3 * len(words) / len(kw_words), 4), "lexical")
+            found[tid] = TagChoice(tid, key, value, round(0.6 + 0.3 * len(words) / len(kw_words), 4), "lexical")
             partial.add(tid)
         elif len(kw_words) >= 1 and _contains(words, kw_words) and len(kw_text) >= 3:
-            found[tid] = TagMatch(tid, key, value, 0.8, "lexical")
+            found[tid] = TagChoice(tid, key, value, 0.8, "lexical")
         elif len(kw_words) >= 2 and set(kw_words) <= set(words):
-            found[tid] = TagMatch(tid, key, value, ANY_ORDER_SCORE, "lexical")
+            found[tid] = TagChoice(tid, key, value, ANY_ORDER_SCORE, "lexical")
     if any(m.how == "exact" for m in found.values()):
         found = {t: m for t, m in found.items() if t not in partial}
     return found
